@@ -1,0 +1,6 @@
+"""Placeholder page: being built (see the project's issues)."""
+
+import streamlit as st
+
+st.title("scaler")
+st.info("This lesson is being built.")
