@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from mpviz import landmarks
+from mpviz.isolation import autocast_shared
 from mpviz.model import AttentionConfig, ConfigError, build, parse_autocast_dtype, validate
 from mpviz.stats import dtype_name
 from mpviz.trace import Trace, trace
@@ -87,7 +88,7 @@ def trace_attention(
     validate(cfg, device, ac)
     model, x, targets, autocast = _run(cfg, device, ac, torch.float32)
     kept = landmarks.LandmarkCapture()
-    with trace(model, device=device, on_landmark=kept.on_mark) as t:
+    with autocast_shared(), trace(model, device=device, on_landmark=kept.on_mark) as t:
         with autocast:
             loss = model(x, targets)
         loss.backward()
