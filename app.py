@@ -33,6 +33,6 @@ nav = st.navigation(
     [st.Page(path, title=TEXT["pages"][key], icon=icon, url_path=key) for path, key, icon in PAGES]
 )
 st.session_state["_run_config"] = common.sidebar_config()
-common.share_link()
 common.show_warnings()
 nav.run()
+common.share_link(nav.url_path)  # after the page ran: it has written its own state into the URL

@@ -55,7 +55,7 @@ class TensorStats:
     neginf: int
     zero: int
     subnormal: int  # 0 < |x| < smallest normal of the tensor's own dtype
-    overflow_frac: dict[str, float]  # per format name: share of elements that would round to ±inf/saturate
+    overflow_frac: dict[str, float]  # per format: share of elements, finite here, that would round to ±inf/saturate
     underflow_frac: dict[str, float]  # per format name: share of elements, non-zero here, that would become 0
     log2_hist: tuple[tuple[int, int], ...]  # (floor(log2|x|), count) for finite non-zero x, ascending
 
@@ -83,7 +83,7 @@ def tensor_stats(t: torch.Tensor) -> TensorStats:
     over, under = {}, {}
     for dt in RANGE_FORMATS:
         r = FormatRange.of(dt)
-        over[r.dtype] = ((a >= r.overflow_at).sum().item() + int(posinf.sum() + neginf.sum())) / max(n, 1)
+        over[r.dtype] = (a >= r.overflow_at).sum().item() / max(n, 1)  # finite values only: inf is already inf
         under[r.dtype] = (nz <= r.underflow_at).sum().item() / max(n, 1)
     hist: tuple[tuple[int, int], ...] = ()
     if nz.numel():

@@ -11,12 +11,21 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 import mpviz
+from mpviz import figures
 from mpviz.figures import dtype_color
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, ConfigError, clamp
 
 T = TypeVar("T")
+
+# Streamlit sees the pages/ folder and runs a fresh process's first script run in its legacy multipage mode,
+# executing a page file directly and skipping app.py (and its st.navigation). Every page imports this module,
+# so switch the legacy mode off here, once per process, and rerun: from then on app.py is the entry point.
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 TEXT = {
     "sidebar_title": "Run config",
@@ -187,16 +196,17 @@ def sidebar_config() -> RunConfig:
         TEXT["softmax"], SOFTMAX_KINDS, key="softmax", required=True, disabled=s.attn != "manual"
     )
     sb.number_input(TEXT["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
-    c1, c2 = sb.columns(2)
-    c1.toggle(TEXT["causal"], key="causal")
-    c2.number_input(TEXT["seed"], 0, 2**31 - 1, key="seed")
+    sb.toggle(TEXT["causal"], key="causal")
+    sb.number_input(TEXT["seed"], 0, 2**31 - 1, key="seed")
     write_url(SIDEBAR_PARAMS)
     cfg, _ = clamp(_config_from_state(), s.device, mpviz.parse_autocast_dtype(s.dtype))
     return RunConfig(cfg, s.device, s.dtype)
 
 
 def run_config() -> RunConfig:
-    """The config app.py's sidebar produced for this run."""
+    """The config app.py's sidebar produced for this run (rendered here if a page runs on its own)."""
+    if "_run_config" not in st.session_state:
+        st.session_state["_run_config"] = sidebar_config()
     return st.session_state["_run_config"]
 
 
@@ -226,5 +236,20 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
-def share_link() -> None:
-    st.sidebar.text_input(TEXT["share"], value=st.context.url, help=TEXT["share_help"], disabled=False)
+@st.cache_data(max_entries=256, show_spinner=False)
+def bit_layout(value: float, dtype: str):
+    """Bit boxes of `value` stored as `dtype` (sign / exponent / mantissa coloured), from mpviz.formats."""
+    from mpviz.formats import encode
+
+    return figures.bit_layout_figure(encode(value, dtype))
+
+
+def share_link(url_path: str) -> None:
+    """The link that reopens this exact view: this page plus every piece of state in the URL."""
+    from urllib.parse import urlencode, urlsplit
+
+    base = urlsplit(st.context.url or "http://localhost:8501")
+    query = urlencode(st.query_params.to_dict())
+    link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
+    st.sidebar.code(link, language=None, wrap_lines=True)
+    st.sidebar.caption(TEXT["share_help"])

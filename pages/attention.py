@@ -1,0 +1,258 @@
+"""Attention, step by step: every op of a real forward and backward under autocast, with dtypes, casts and values."""
+
+import streamlit as st
+
+from mpviz import figures
+from mpviz.stats import RANGE_FORMATS, FormatRange
+from pages import common
+
+TEXT = {
+    "title": "Attention, step by step",
+    "intro": (
+        "A real PyTorch self-attention layer runs forward and backward under `torch.autocast` while every ATen "
+        "op is traced. Step through it: each tensor's dtype, the casts autocast inserted, its values against the "
+        "fp16/bf16 ranges, and its error against a float64 run of the same weights."
+    ),
+    "view": "Show",
+    "views": {"story": "Story (landmark tensors)", "full": "Every ATen op"},
+    "phase": "Phase",
+    "phases": {"all": "forward + backward", "forward": "forward", "backward": "backward"},
+    "step": "Step",
+    "bad_step": "Step {step} does not exist here (0 … {n}); showing step 0.",
+    "prev": "◀ Previous",
+    "next": "Next ▶",
+    "summary": "{n} ops traced ({f} forward, {b} backward), {c} casts inserted by autocast · device {device} · "
+    "autocast {dtype}",
+    "nonfinite": "**inf/nan first appears at op #{index}** (`{op}` in `{module}`, {phase}): "
+    "this op's own arithmetic produced {what}.",
+    "jump": "Jump to op #{index}",
+    "step_title": "#{index} · `{op}`",
+    "module": "module `{module}` · {phase}",
+    "node": " · autograd node `{node}` (gradient of op #{fwd})",
+    "landmark": "landmark **{name}**",
+    "inputs": "inputs",
+    "outputs": "outputs",
+    "cast_badge": "cast inserted by autocast for `{op}`",
+    "cast_badge_bwd": "gradient of a cast autocast inserted",
+    "no_float": "This op has no floating-point output to measure.",
+    "nearby": "Ops around this step",
+    "cols": {"step": "step", "index": "#", "phase": "phase", "module": "module", "op": "op", "dtypes": "dtypes",
+             "cast": "autocast cast", "landmark": "landmark"},
+    "stats": {
+        "min": "min",
+        "max": "max",
+        "abs_max": "abs max",
+        "mean": "mean",
+        "std": "std",
+        "nan": "nan",
+        "inf": "±inf",
+        "zero": "zeros",
+        "subnormal": "subnormal",
+    },
+    "fmt_table": "If stored in … (fraction of elements)",
+    "overflow": "overflow → ±inf",
+    "underflow": "flush → 0",
+    "ref_err": "Error vs float64 run: max abs **{abs:.3g}**, max rel **{rel:.3g}**",
+    "dataflow": "Dataflow: each tensor coloured by its measured dtype",
+    "hist": "Values of this output by binary exponent, against each format's zones",
+    "heatmap": "Attention probabilities, head {head} (click a cell to inspect it)",
+    "heat_head": "Head",
+    "no_probs": "With fused SDPA the scores and probabilities never exist as tensors: there is nothing to draw.",
+    "errors": "Error vs float64 per landmark",
+    "picker": "Inspect one element of this output",
+    "picker_mat": "Matrix",
+    "picker_row": "Row",
+    "picker_col": "Column",
+    "picker_value": "Element [{m}, {r}, {c}] = `{value!r}` stored as **{dtype}**",
+    "picker_sampled": "(The picker covers the first {m}×{r}×{c} elements kept from this tensor.)",
+    "no_bits": "Bit layouts for {dtype} are not available.",
+}
+
+PAGE_PARAMS = [
+    common.UrlParam("view", "story", common.parse_choice(tuple(TEXT["views"]))),
+    common.UrlParam("phase", "all", common.parse_choice(tuple(TEXT["phases"]))),
+    common.UrlParam("step", 0, int),
+    common.UrlParam("head", 0, int),
+    common.UrlParam("em", 0, int),
+    common.UrlParam("er", 0, int),
+    common.UrlParam("ec", 0, int),
+]
+
+st.title(TEXT["title"])
+st.markdown(TEXT["intro"])
+rc = common.run_config()
+result = common.attention_trace(rc)
+if result is None:
+    st.stop()
+t = result.trace
+common.seed_from_url(PAGE_PARAMS)
+s = st.session_state
+
+# ── which steps: story (landmarks) or every op, optionally one phase ─────────────────────────────────────────
+c1, c2 = st.columns([2, 2])
+c1.segmented_control(TEXT["view"], list(TEXT["views"]), key="view", format_func=TEXT["views"].get, required=True)
+c2.segmented_control(
+    TEXT["phase"], list(TEXT["phases"]), key="phase", format_func=TEXT["phases"].get, required=True
+)
+events = t.story() if s.view == "story" else t.events
+if s.phase != "all":
+    events = [e for e in events if e.phase == s.phase]
+if not events:
+    events = t.events
+n_steps = len(events)
+if s.get("_list") not in (None, (s.view, s.phase)) and "_op" in s:  # list changed: stay on the same op
+    s.step = next((i for i, e in enumerate(events) if e.index >= s._op), n_steps - 1)
+s._list = (s.view, s.phase)
+if not 0 <= s.step < n_steps:
+    common.warn(TEXT["bad_step"].format(step=s.step, n=n_steps))
+    s.step = 0
+common.show_warnings()
+
+n_casts = sum(e.autocast_cast for e in t.events)
+n_fwd = sum(e.phase == "forward" for e in t.events)
+st.caption(
+    TEXT["summary"].format(
+        n=len(t.events), f=n_fwd, b=len(t.events) - n_fwd, c=n_casts, device=result.device,
+        dtype=result.autocast_dtype or "off",
+    )
+)
+
+
+# ── drama: where inf/nan is first created ───────────────────────────────────────────────────────────────────
+def _jump_to(index: int) -> None:
+    s.view, s.phase = "full", "all"
+    s.step = s._op = index  # _op: the list-change logic below keeps this op
+
+
+bad = t.first_nonfinite()
+if bad is not None:
+    o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)
+    what = ", ".join(f"{n} {k}" for k, n in (("nan", o.stats.nan), ("+inf", o.stats.posinf),
+                                               ("-inf", o.stats.neginf)) if n)
+    st.error(TEXT["nonfinite"].format(index=bad.index, op=bad.op, module=bad.module or "(model)",
+                                      phase=bad.phase, what=what), icon="🔥")
+    st.button(TEXT["jump"].format(index=bad.index), on_click=_jump_to, args=(bad.index,))
+
+
+# ── the step control ─────────────────────────────────────────────────────────────────────────────────────────
+def _move(delta: int) -> None:
+    s.step = min(max(s.step + delta, 0), n_steps - 1)
+
+
+b1, b2, b3 = st.columns([1, 6, 1], vertical_alignment="bottom")
+b1.button(TEXT["prev"], on_click=_move, args=(-1,), disabled=s.step == 0, width="stretch")
+b3.button(TEXT["next"], on_click=_move, args=(1,), disabled=s.step >= n_steps - 1, width="stretch")
+if n_steps > 1:
+    b2.slider(TEXT["step"], 0, n_steps - 1, key="step")
+ev = events[s.step]
+s._op = ev.index
+common.write_url(PAGE_PARAMS)
+
+# ── the current op ───────────────────────────────────────────────────────────────────────────────────────────
+st.subheader(TEXT["step_title"].format(index=ev.index, op=ev.op))
+line = TEXT["module"].format(module=ev.module or "(model)", phase=ev.phase)
+if ev.autograd_node:
+    line += TEXT["node"].format(node=ev.autograd_node, fwd=ev.forward_index if ev.forward_index is not None else "?")
+if ev.landmark:
+    line += " · " + TEXT["landmark"].format(name=ev.landmark)
+st.markdown(line)
+ins = " ".join(common.dtype_badge(i.dtype) for i in ev.inputs) or "—"
+outs = " ".join(common.dtype_badge(o.dtype) for o in ev.outputs) or "—"
+badge = ""
+if ev.autocast_cast:
+    text = TEXT["cast_badge"].format(op=ev.autocast_op) if ev.phase == "forward" else TEXT["cast_badge_bwd"]
+    badge = f" &nbsp; <span style='background:#ffd43b;border-radius:0.4em;padding:0.05em 0.5em'>⚑ {text}</span>"
+st.markdown(f"{TEXT['inputs']}: {ins} &nbsp;→&nbsp; {TEXT['outputs']}: {outs}{badge}", unsafe_allow_html=True)
+
+with st.expander(TEXT["nearby"], expanded=False):
+    lo = max(0, s.step - 4)
+    cols = TEXT["cols"]
+    st.dataframe(
+        [
+            {
+                cols["step"]: ("▶ " if i == s.step else "") + str(i),
+                cols["index"]: e.index,
+                cols["phase"]: e.phase,
+                cols["module"]: e.module or "(model)",
+                cols["op"]: e.op,
+                cols["dtypes"]: f"{','.join(x.dtype for x in e.inputs)} → {','.join(x.dtype for x in e.outputs)}",
+                cols["cast"]: "⚑" if e.autocast_cast else "",
+                cols["landmark"]: e.landmark or "",
+            }
+            for i, e in enumerate(events[lo : s.step + 5], start=lo)
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+
+out = next((o for o in ev.outputs if o.stats is not None), None)
+if out is None:
+    st.info(TEXT["no_float"])
+else:
+    st_ = out.stats
+    values = {"min": st_.min, "max": st_.max, "abs_max": st_.abs_max, "mean": st_.mean, "std": st_.std}
+    counts = {"nan": st_.nan, "inf": st_.posinf + st_.neginf, "zero": st_.zero, "subnormal": st_.subnormal}
+    for col, (key, v) in zip(st.columns(len(values)), values.items(), strict=True):
+        col.metric(TEXT["stats"][key], f"{v:.4g}")
+    for col, (key, v) in zip(st.columns(len(values)), counts.items(), strict=False):
+        col.metric(TEXT["stats"][key], f"{v:,}")
+    fmt_rows = {
+        TEXT["overflow"]: {k: f"{v:.2%}" for k, v in st_.overflow_frac.items()},
+        TEXT["underflow"]: {k: f"{v:.2%}" for k, v in st_.underflow_frac.items()},
+    }
+    st.markdown(f"**{TEXT['fmt_table']}**")
+    st.dataframe(fmt_rows, width="stretch")
+    if ev.landmark in result.reference_error:
+        err = result.reference_error[ev.landmark]
+        st.markdown(TEXT["ref_err"].format(abs=err.max_abs, rel=err.max_rel))
+
+# ── pictures ─────────────────────────────────────────────────────────────────────────────────────────────────
+landmark_dtypes = {name: t.events[i].outputs[0].dtype for name, i in t.landmarks.items() if t.events[i].outputs}
+left, right = st.columns(2)
+left.plotly_chart(
+    figures.dataflow_figure(landmark_dtypes, current=ev.landmark, title=TEXT["dataflow"]), width="stretch"
+)
+if out is not None and out.stats.log2_hist:
+    ranges = [FormatRange.of(d) for d in RANGE_FORMATS[:2]]
+    right.plotly_chart(
+        figures.exponent_histogram_figure(out.stats.log2_hist, out.dtype, ranges), width="stretch"
+    )
+    right.caption(TEXT["hist"])
+
+left, right = st.columns(2)
+if "probs" in t.landmarks:
+    probs = t.landmark_event("probs").outputs[0].sample  # (heads, rows, cols), bounded
+    heads = probs.shape[0]
+    if not 0 <= s.head < heads:
+        s.head = 0
+    left.number_input(TEXT["heat_head"], 0, heads - 1, key="head")
+    sel = left.plotly_chart(
+        figures.heatmap_figure(probs[s.head], title=TEXT["heatmap"].format(head=s.head)),
+        width="stretch", on_select="rerun", selection_mode="points", key="heat_sel",
+    )
+    points = (sel or {}).get("selection", {}).get("points", []) if isinstance(sel, dict) else []
+    if points and "customdata" in points[0]:
+        s["_picked"] = (s.head, *points[0]["customdata"][:2])
+else:
+    left.info(TEXT["no_probs"])
+right.plotly_chart(
+    figures.reference_error_figure(result.reference_error, current=ev.landmark, title=TEXT["errors"]),
+    width="stretch",
+)
+
+# ── one element's bits ───────────────────────────────────────────────────────────────────────────────────────
+if out is not None and out.sample is not None:
+    st.subheader(TEXT["picker"])
+    m, r, c = out.sample.shape
+    picked = s.pop("_picked", None)
+    if picked is not None and ev.landmark == "probs":
+        s.em, s.er, s.ec = (int(v) for v in picked)
+    s.em, s.er, s.ec = min(max(s.em, 0), m - 1), min(max(s.er, 0), r - 1), min(max(s.ec, 0), c - 1)
+    p1, p2, p3 = st.columns(3)
+    p1.number_input(TEXT["picker_mat"], 0, m - 1, key="em")
+    p2.number_input(TEXT["picker_row"], 0, r - 1, key="er")
+    p3.number_input(TEXT["picker_col"], 0, c - 1, key="ec")
+    value = float(out.sample[s.em, s.er, s.ec])
+    st.markdown(TEXT["picker_value"].format(m=s.em, r=s.er, c=s.ec, value=value, dtype=out.dtype))
+    st.plotly_chart(common.bit_layout(value, out.dtype), width="stretch")
+    st.caption(TEXT["picker_sampled"].format(m=m, r=r, c=c))

@@ -1,0 +1,47 @@
+"""The project's structural rules, checked: engine without streamlit, thin pages, lint and format clean."""
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_engine_never_imports_streamlit():
+    offenders = [p.name for p in (ROOT / "mpviz").glob("*.py") if "streamlit" in _imports(p)]
+    assert offenders == []
+
+
+def test_engine_imports_cleanly_without_streamlit():
+    code = "import sys; sys.modules['streamlit'] = None; import mpviz, mpviz.figures, mpviz.__main__"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_pages_run_no_torch_machinery():
+    banned = ("torch.autocast", "TorchDispatchMode", "GradScaler(", "import torch")
+    for page in (ROOT / "pages").glob("*.py"):
+        text = page.read_text()
+        assert not any(b in text for b in banned), page.name
+
+
+@pytest.mark.parametrize("args", [["check", "."], ["format", "--check", "."]])
+def test_ruff_is_clean(args):
+    ruff = shutil.which("ruff")
+    assert ruff, "ruff is in requirements-dev.txt"
+    result = subprocess.run([ruff, *args], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -1,0 +1,186 @@
+"""The tracer and the attention run: real dtypes, exact autocast casts, module paths, landmarks, concurrency."""
+
+import math
+import threading
+
+import pytest
+import torch
+from torch import nn
+
+import mpviz
+from mpviz import AttentionConfig, ConfigError, trace, trace_attention
+from mpviz.attention import BACKWARD_LANDMARKS, FORWARD_LANDMARKS
+from mpviz.model import LIMITS, clamp, validate
+from mpviz.stats import FormatRange, tensor_stats
+
+
+@pytest.fixture(scope="module")
+def bf16():
+    return trace_attention(AttentionConfig(), "cpu", "bf16")
+
+
+def _floating_outputs(tr):
+    return [o for e in tr.trace.events for o in e.outputs if o.stats is not None]
+
+
+def test_bf16_q_projection_runs_in_bf16_and_its_input_cast_is_autocasts(bf16):
+    q = bf16.trace.landmark_event("q")
+    assert q.op == "aten.addmm.default" and q.module == "attn.q_proj"
+    assert q.outputs[0].dtype == "bfloat16"
+    casts = [e for e in bf16.trace.events if e.module == "attn.q_proj" and e.phase == "forward" and e.autocast_cast]
+    # linear's three fp32 arguments (input, weight, bias) are each cast down by autocast, for aten.linear
+    assert len(casts) == 3
+    assert all(c.op == "aten._to_copy.default" and c.outputs[0].dtype == "bfloat16" for c in casts)
+    assert {c.autocast_op for c in casts} == {"aten.linear.default"}
+
+
+def test_user_casts_are_not_flagged_as_autocasts():
+    class UserCast(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(x.to(torch.bfloat16).float()).sum()
+
+    model = UserCast()
+    with trace(model) as t:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(torch.randn(2, 4))
+        loss.backward()
+    copies = [e for e in t.events if e.op == "aten._to_copy.default" and e.phase == "forward"]
+    user = [e for e in copies if e.module == ""]
+    assert len(user) == 2 and not any(e.autocast_cast for e in user)  # x.to(bf16), .float(): the user's
+    assert any(e.autocast_cast for e in copies if e.module == "lin")
+
+
+def test_fp32_parameters_get_float32_gradients_through_the_cast_backward(bf16):
+    for name, _ in mpviz.build(AttentionConfig())[0].named_parameters():
+        ev = bf16.trace.landmark_event("grad_" + name)
+        assert ev.phase == "backward"
+        assert ev.outputs[0].dtype == "float32", name
+    w = bf16.trace.landmark_event("grad_attn.q_proj.weight")
+    assert w.autograd_node == "ToCopyBackward0" and w.autocast_cast  # the gradient of autocast's weight cast
+
+
+def test_backward_events_carry_module_paths(bf16):
+    bwd = [e for e in bf16.trace.events if e.phase == "backward"]
+    assert bwd and all(e.autograd_node for e in bwd)
+    modules = {e.module for e in bwd}
+    assert {"attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.out_proj", "head", "ln", "attn", "loss"} <= modules
+    mm = [e for e in bwd if e.module == "attn.k_proj" and e.op == "aten.mm.default"]
+    assert mm and all(e.autograd_node == "AddmmBackward0" for e in mm)
+    assert bf16.trace.events[mm[0].forward_index].landmark == "k"  # linked to the forward op it differentiates
+
+
+def test_autocast_off_keeps_every_floating_output_float32():
+    r = trace_attention(AttentionConfig(), "cpu", "off")
+    assert r.autocast_dtype is None
+    assert {o.dtype for o in _floating_outputs(r)} == {"float32"}
+    assert not any(e.autocast_cast for e in r.trace.events)
+
+
+def test_cpu_autocast_leaves_softmax_in_bf16_but_upcasts_the_loss(bf16):
+    assert bf16.trace.landmark_event("scores").outputs[0].dtype == "bfloat16"
+    assert bf16.trace.landmark_event("probs").outputs[0].dtype == "bfloat16"
+    loss_casts = [e for e in bf16.trace.events if e.autocast_op == "aten.cross_entropy_loss.default"]
+    assert loss_casts and loss_casts[0].outputs[0].dtype == "float32"
+    assert bf16.trace.landmark_event("loss").outputs[0].dtype == "float32"
+
+
+def test_every_landmark_of_the_story_is_found(bf16):
+    names = set(bf16.trace.landmarks)
+    assert set(FORWARD_LANDMARKS) <= names and set(BACKWARD_LANDMARKS) <= names
+    story = bf16.trace.story()
+    assert 15 <= len(story) <= 30
+    assert [e.index for e in story] == sorted(e.index for e in story)
+
+
+def test_sdpa_has_no_scores_or_probs_to_mark():
+    r = trace_attention(AttentionConfig(attention="sdpa"), "cpu", "bf16")
+    assert "scores" not in r.trace.landmarks and "probs" not in r.trace.landmarks
+    assert any("scaled_dot_product" in e.op or "softmax" in e.op for e in r.trace.events)
+
+
+def test_large_input_scale_with_naive_softmax_overflows_where_the_trace_says():
+    r = trace_attention(AttentionConfig(input_scale=10, softmax="naive"), "cpu", "fp16")
+    first = r.trace.first_nonfinite()
+    assert first is not None and first.op == "aten.exp.default" and first.phase == "forward"
+    out = first.outputs[0].stats
+    assert out.posinf > 0
+    earlier = r.trace.events[: first.index]
+    assert not any(e.creates_nonfinite for e in earlier)
+    # the -inf of the causal mask came in as a scalar argument: not counted as created
+    masked = r.trace.landmark_event("scores")
+    assert masked.outputs[0].stats.neginf > 0 and not masked.creates_nonfinite
+
+
+def test_stable_softmax_stays_finite_at_the_same_scale():
+    r = trace_attention(AttentionConfig(input_scale=10, softmax="torch"), "cpu", "fp16")
+    assert r.trace.first_nonfinite() is None
+
+
+def test_reference_error_is_zero_without_autocast_and_positive_with_it(bf16):
+    off = trace_attention(AttentionConfig(), "cpu", "off")
+    assert off.reference_error["probs"].max_rel < 1e-5
+    assert bf16.reference_error["probs"].max_rel > 1e-4  # bf16 keeps 8 significant bits
+    assert bf16.reference_error["x"].max_abs == 0.0  # x is fp32 in both runs, exact
+
+
+def test_stats_measure_ranges_from_finfo():
+    fp16 = FormatRange.of(torch.float16)
+    assert fp16.max == torch.finfo(torch.float16).max
+    # Checked on float32 inputs: torch casts float64 → float16 via float32, which rounds twice.
+    over = torch.tensor(fp16.overflow_at, dtype=torch.float32)
+    under = torch.tensor(fp16.underflow_at, dtype=torch.float32)
+    assert over.half().isinf() and not torch.nextafter(over, torch.tensor(0.0)).half().isinf()
+    assert under.half() == 0 and torch.nextafter(under, torch.tensor(1.0)).half() > 0
+    s = tensor_stats(torch.tensor([0.0, 1e-30, 1.0, 70000.0, float("inf"), float("nan")]))
+    assert (s.nan, s.posinf, s.zero) == (1, 1, 1)
+    assert s.overflow_frac["float16"] == pytest.approx(1 / 6)  # 70000 (inf already is inf)
+    assert s.underflow_frac["float16"] == pytest.approx(1 / 6)  # 1e-30
+    assert s.underflow_frac["bfloat16"] == 0.0
+    assert dict(s.log2_hist)[0] == 1  # 1.0 is 2^0
+
+
+def test_limits_are_enforced_in_the_engine():
+    with pytest.raises(ConfigError) as e:
+        validate(AttentionConfig(seq_len=LIMITS.max_seq_len + 1))
+    assert e.value.field == "seq_len"
+    with pytest.raises(ConfigError):
+        validate(AttentionConfig(d_model=64, n_heads=5))
+    with pytest.raises(ConfigError):
+        trace_attention(AttentionConfig(seq_len=LIMITS.fp16_cpu_max_seq_len + 1), "cpu", "fp16")
+    with pytest.raises(ConfigError):
+        trace_attention(AttentionConfig(), "cpu", "xyz")
+    fixed, errors = clamp(AttentionConfig(seq_len=99999, n_heads=5), "cpu", torch.float16)
+    assert fixed.seq_len == LIMITS.fp16_cpu_max_seq_len and fixed.n_heads == 4 and len(errors) == 3
+
+
+def _signature(r):
+    return [
+        (e.op, e.module, e.phase, e.autocast_cast, e.landmark, tuple((o.dtype, o.stats) for o in e.outputs))
+        for e in r.trace.events
+    ]
+
+
+def test_two_threads_tracing_at_once_match_sequential_runs():
+    jobs = [(AttentionConfig(seed=1), "bf16"), (AttentionConfig(seed=2, causal=False, n_heads=2), "fp16")]
+    sequential = [_signature(trace_attention(c, "cpu", d)) for c, d in jobs]
+    results: list = [None, None]
+    barrier = threading.Barrier(2)
+
+    def work(i):
+        barrier.wait()
+        results[i] = _signature(trace_attention(jobs[i][0], "cpu", jobs[i][1]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert results == sequential
+    # and a plain untraced autocast run in this thread is unaffected by the kernels the tracer installed
+    model, x, y = mpviz.build(AttentionConfig())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert model.head(x).dtype == torch.bfloat16
