@@ -6,14 +6,17 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
 import torch
 
 from mpviz import landmarks
+from mpviz.emulation import cuda_policy_on_cpu
 from mpviz.isolation import autocast_shared
 from mpviz.model import AttentionConfig, ConfigError, build, parse_autocast_dtype, validate
+from mpviz.policy import device_policy
 from mpviz.stats import dtype_name
 from mpviz.trace import Trace, trace
 
@@ -22,9 +25,18 @@ FORWARD_LANDMARKS = ("x", "x_norm", "q", "k", "v", "scores", "probs", "context",
 BACKWARD_LANDMARKS = ("grad_probs", "grad_scores", "grad_q", "grad_k", "grad_v")
 
 
+# Devices that compute somewhere else: "cuda-sim" runs on CPU tensors under CUDA's autocast policy (emulated).
+EMULATED_DEVICES = {"cuda-sim": "cpu"}
+
+
 def available_devices() -> list[str]:
-    """Devices this process can trace on: always "cpu", "cuda" only when a GPU is really there."""
-    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    """Devices this process can trace on: "cpu", "cuda" only when a GPU is really there, always "cuda-sim"."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + list(EMULATED_DEVICES)
+
+
+def compute_device(device: str) -> str:
+    """Where `device`'s tensors live: "cuda-sim" → "cpu", others unchanged."""
+    return EMULATED_DEVICES.get(device, device)
 
 
 @dataclass(frozen=True)
@@ -85,14 +97,66 @@ def trace_attention(
     ac = dtype if isinstance(dtype, torch.dtype) or dtype is None else parse_autocast_dtype(dtype)
     if device not in available_devices():
         raise ConfigError("device", device, available_devices(), "device not available here")
-    validate(cfg, device, ac)
-    model, x, targets, autocast = _run(cfg, device, ac, torch.float32)
+    run_on = compute_device(device)
+    validate(cfg, run_on, ac)
+    model, x, targets, autocast = _run(cfg, run_on, ac, torch.float32)
     kept = landmarks.LandmarkCapture()
-    with autocast_shared(), trace(model, device=device, on_landmark=kept.on_mark) as t:
+    emulation = cuda_policy_on_cpu() if device == "cuda-sim" else contextlib.nullcontext()
+    policy = _policy_map("cuda" if device in ("cuda", "cuda-sim") else "cpu") if ac is not None else None
+    with emulation, autocast_shared(), trace(model, run_on, on_landmark=kept.on_mark, policy=policy) as t:
         with autocast:
             loss = model(x, targets)
         loss.backward()
+    t.device = device
     t.autocast_dtype = dtype_name(ac) if ac is not None else None
-    ref = reference_landmarks(cfg, device)
+    ref = reference_landmarks(cfg, run_on)  # float64, plain CPU for cuda-sim: no emulation involved
     errors = {name: _error(kept.tensors[name], ref[name]) for name in kept.tensors if name in ref}
     return AttentionTrace(cfg, device, t.autocast_dtype, t, errors)
+
+
+@functools.lru_cache(maxsize=4)
+def _policy_map(device: str) -> dict[str, str]:
+    """op → category of `device`'s probed autocast policy, for telling autocast's casts from an op's own."""
+    policy = device_policy(device)
+    return {op: category for category, ops in policy.categories.items() for op in ops}
+
+
+def compare_devices(a: AttentionTrace, b: AttentionTrace) -> dict[str, tuple[str, str]]:
+    """Landmarks whose tensor came out in a different dtype in `a` and `b` (e.g. a cpu and a cuda-sim trace of
+    the same config): name → (dtype in a, dtype in b), in the order a reader meets them.
+
+    Pure: pass traces you already have (the step-through page's cached ones).
+    """
+    out = {}
+    for name, index in sorted(a.trace.landmarks.items(), key=lambda kv: kv[1]):
+        if name in b.trace.landmarks:
+            da, db = a.trace.events[index].outputs[0].dtype, b.trace.landmark_event(name).outputs[0].dtype
+            if da != db:
+                out[name] = (da, db)
+    return out
+
+
+def compare_ops(a: AttentionTrace, b: AttentionTrace) -> dict[int, tuple[str, str]]:
+    """Events of `a` whose counterpart in `b` output another dtype: a's index → (dtype in a, dtype in b).
+
+    Counterparts are matched by (phase, module, op, how many times that op ran before in that module and
+    phase); ops that run on one side only (a cast one device needs and the other does not) have none.
+    """
+
+    def keyed(t: Trace) -> dict[tuple, int]:
+        seen: dict[tuple, int] = {}
+        keys = {}
+        for e in t.events:
+            base = (e.phase, e.module, e.op)
+            seen[base] = seen.get(base, 0) + 1
+            keys[(*base, seen[base])] = e.index
+        return keys
+
+    other = keyed(b.trace)
+    out = {}
+    for key, index in keyed(a.trace).items():
+        ea = a.trace.events[index]
+        eb = b.trace.events[other[key]] if key in other else None
+        if eb is not None and ea.outputs and eb.outputs and ea.outputs[0].dtype != eb.outputs[0].dtype:
+            out[index] = (ea.outputs[0].dtype, eb.outputs[0].dtype)
+    return out

@@ -56,6 +56,8 @@ class Limits:
 
 
 LIMITS = Limits()
+# Devices whose arithmetic runs on the CPU ("cuda-sim": CUDA's autocast policy emulated on CPU tensors).
+CPU_COMPUTED = ("cpu", "cuda-sim")
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def validate(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | Non
             raise ConfigError(name, value, limit, reason)
     if cfg.d_model % cfg.n_heads:
         raise ConfigError("n_heads", cfg.n_heads, cfg.d_model, "must divide d_model")
-    if dtype == torch.float16 and device.startswith("cpu"):
+    if dtype == torch.float16 and device in CPU_COMPUTED:
         if cfg.seq_len > lim.fp16_cpu_max_seq_len:
             raise ConfigError("seq_len", cfg.seq_len, lim.fp16_cpu_max_seq_len, "fp16 on CPU is slow")
         if cfg.d_model > lim.fp16_cpu_max_d_model:

@@ -11,7 +11,9 @@ How it sees what it sees:
   `_to_copy` casts autocast inserted and every backward op.
 - Autocast's casts are told apart exactly, not guessed from dtypes: a Python kernel at the Autocast dispatch key
   notes which tensors enter an autocast-handled op; a `_to_copy` of one of them before that op's first compute
-  op is autocast's. In backward, the gradient of such a cast is flagged too.
+  op is autocast's. Given the device's probed policy (op → category), the cast must also go where that
+  category sends it (the low dtype, or float32): an op's own first step that upcasts its inputs (SDPA's math
+  path) is then not mistaken for autocast's. In backward, the gradient of such a cast is flagged too.
 - Module paths: forward hooks keep a module stack; for backward, each module's forward span of autograd
   sequence numbers is kept, and the node running an op is attributed to the innermost span holding it.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -50,8 +52,8 @@ OTHER_SAMPLE = {"max_side": 32, "max_mats": 4}
 class TensorInfo:
     dtype: str  # torch's name without the prefix: "bfloat16"
     shape: tuple[int, ...]
-    stats: TensorStats | None = None  # floating outputs only
-    sample: np.ndarray | None = field(default=None, repr=False, compare=False)  # (m, r, c), see sample_values
+    stats: TensorStats | None = field(default=None, metadata={"omit_none": True})  # floating outputs only
+    sample: np.ndarray | None = field(default=None, repr=False, compare=False, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True)
@@ -96,20 +98,22 @@ def _op_name(func: torch._ops.OpOverload) -> str:
 
 
 class _Frame:
-    """One autocast-handled op in progress: which tensors entered it, and whether compute has started."""
+    """One autocast-handled op in progress: which tensors entered it, where autocast's casts go (None: anywhere
+    the inputs say, as for promote or without a policy), and whether compute has started."""
 
-    __slots__ = ("arg_ids", "computed", "op")
+    __slots__ = ("arg_ids", "computed", "op", "target")
 
-    def __init__(self, op: str, arg_ids: set[int]) -> None:
-        self.op, self.arg_ids, self.computed = op, arg_ids, False
+    def __init__(self, op: str, arg_ids: set[int], target: torch.dtype | None) -> None:
+        self.op, self.arg_ids, self.target, self.computed = op, arg_ids, target, False
 
 
 class _Recorder(TorchDispatchMode):
     """Dispatch mode + landmark sink that appends OpEvents to a Trace. One instance per trace, one thread."""
 
-    def __init__(self, trace: Trace, model: nn.Module, keep_stats: bool, on_landmark=None) -> None:
+    def __init__(self, trace: Trace, model: nn.Module, keep_stats: bool, on_landmark=None, policy=None) -> None:
         super().__init__()
         self.trace, self.keep_stats, self.on_landmark = trace, keep_stats, on_landmark
+        self.policy: Mapping[str, str] = policy or {}  # "aten::linear" → "lower_precision_fp", ...
         self.frames: list[_Frame] = []  # autocast ops in progress (pushed by the Autocast-key kernels)
         self.module_stack: list[str] = []
         self.spans: list[tuple[int, int, str]] = []  # (first seq nr, end seq nr, module path) per forward call
@@ -127,6 +131,8 @@ class _Recorder(TorchDispatchMode):
         return out
 
     def _record(self, func, args, kwargs, out) -> None:
+        if func.namespace == "prim":  # fake tensors' device queries: not computation
+            return
         node = torch._C._current_autograd_node()
         index = len(self.trace.events)
         flat_in = tree_flatten((args, kwargs))[0]
@@ -139,7 +145,8 @@ class _Recorder(TorchDispatchMode):
             frame = self.frames[-1] if self.frames else None
             if frame is not None and not frame.computed:
                 if func is _TO_COPY and id(args[0]) in frame.arg_ids:
-                    is_cast, cast_for = True, frame.op
+                    is_cast = frame.target is None or out.dtype == frame.target
+                    cast_for = frame.op if is_cast else None
                 else:
                     frame.computed = True
             self.fwd_outputs.extend((index, o) for o in tout)
@@ -261,15 +268,23 @@ def _resolve(name: str) -> torch._ops.OpOverload | None:
         return None
 
 
-def _autocast_kernel(op: torch._ops.OpOverload, key: DispatchKey):
-    name = _op_name(op)
+def _autocast_kernel(op: torch._ops.OpOverload, key: DispatchKey, device_type: str):
+    name, policy_name = _op_name(op), op.name()
 
     def kernel(*args, **kwargs):
         rec: _Recorder | None = getattr(_local, "recorder", None)
         if rec is None:
             return op._op_dk(key, *args, **kwargs)
         ids = {id(a) for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)}
-        rec.frames.append(_Frame(name, ids))
+        category = rec.policy.get(policy_name)
+        target = (
+            torch.get_autocast_dtype(device_type)
+            if category == "lower_precision_fp"
+            else torch.float32
+            if category is not None and category.startswith("fp32")
+            else None
+        )
+        rec.frames.append(_Frame(name, ids, target))
         try:
             return op._op_dk(key, *args, **kwargs)
         finally:
@@ -290,7 +305,7 @@ def install_autocast_kernels(device_type: str) -> int:
                 continue
             op = _resolve(name)
             if op is not None and key not in op.py_kernels:
-                op.py_impl(key)(_autocast_kernel(op, key))
+                op.py_impl(key)(_autocast_kernel(op, key, device_type))
             _installed.add((name, key))
         return sum(1 for _, k in _installed if k == key)
 
@@ -301,17 +316,20 @@ def trace(
     device: str = "cpu",
     keep_stats: bool = True,
     on_landmark: Callable[[str, torch.Tensor], None] | None = None,
+    policy: Mapping[str, str] | None = None,
 ) -> Iterator[Trace]:
     """Record every ATen op that runs inside the block (forward and backward) as `OpEvent`s of a `Trace`.
 
     `device` picks the Autocast key watched for casts ("cpu" or "cuda"). Autocast itself is the caller's
     business: wrap the forward in `torch.autocast` inside this block. `keep_stats=False` records dtypes only.
     `on_landmark(name, tensor)` also receives every landmark the model marks (e.g. to keep its values).
+    `policy` maps dispatcher op names ("aten::linear") to autocast categories (see mpviz.policy); with it, a
+    cast only counts as autocast's if it goes where the op's category sends it.
     """
     device_type = torch.device(device).type
     install_autocast_kernels(device_type)
     result = Trace(device=device)
-    rec = _Recorder(result, model, keep_stats, on_landmark)
+    rec = _Recorder(result, model, keep_stats, on_landmark, policy)
     handles = []
     for path, module in model.named_modules():
         handles.append(module.register_forward_pre_hook(lambda m, a, p=path: rec.enter_module(p)))

@@ -1,0 +1,532 @@
+"""Autocast's op policy, read from the installed torch by probing its dispatcher, for each device it has.
+
+An op is "in the policy" of a device when it has a kernel at that device's Autocast dispatch key. Its category
+is found by calling it on fake tensors of that device (FakeTensorMode: no memory, no GPU needed, so CUDA's
+policy is readable on a CPU-only build) with autocast switched on through the low-level setters, and watching
+what autocast does to the arguments before the op computes:
+
+    all inputs float32 → one is cast down to the low dtype             lower_precision_fp
+    all inputs low     → one is cast up to float32                     fp32
+    all inputs low     → no cast, float32 passed on as a dtype         fp32_set_opt_dtype (the op has `dtype`)
+                                                                       fp32_append_dtype (an overload has)
+    one input low, the others float32 → the low one is cast up         promote
+    the call fails with "unsafe to autocast"                           banned
+
+`device_policy(device)` is what callers use: cached in-process and on disk per torch build, and computed in a
+child process so that a C++ abort while probing cannot take the app down. `probe_policy(device)` does the
+probing itself. `probe_call(...)` runs one everyday function under autocast on a device and reports every
+ATen op that ran.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from mpviz.isolation import autocast_shared
+from mpviz.stats import dtype_name
+
+CATEGORIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned")
+UNCLASSIFIED = "unclassified"  # in the policy, but no probe rule fired: shown as such, never guessed
+PROBE_VERSION = 1  # bump when the probe's rules change: invalidates the disk cache
+_TO_COPY = torch.ops.aten._to_copy.default
+_BANNED_MARK = "unsafe to autocast"
+
+
+def resolve_op(name: str) -> torch._ops.OpOverload | None:
+    """The overload a policy names: "aten::softmax.int" → torch.ops.aten.softmax.int (None if unknown)."""
+    ns, _, rest = name.partition("::")
+    base, _, overload = rest.partition(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, ns), base), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
+# ── which devices have an autocast policy in this build ─────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class AutocastBackend:
+    device: str  # device type: "cuda"
+    dispatch_key: str  # "AutocastCUDA"
+    n_ops: int  # ops with a kernel at that key
+    probeable: bool  # fake tensors of this device reach the key, so the categories can be probed here
+
+
+@lru_cache(maxsize=1)
+def autocast_backends() -> tuple[AutocastBackend, ...]:
+    """Every Autocast dispatch key that has kernels in this build, CPU and CUDA first."""
+    keys: set[str] = set()
+    for name in torch._C._dispatch_get_all_op_names():
+        keys.update(re.findall(r"^(Autocast\w+):", torch._C._dispatch_dump(name), re.M))
+    backends = []
+    for key in keys:
+        device = key.removeprefix("Autocast").lower()
+        backends.append(AutocastBackend(device, key, len(policy_ops(key)), _reaches_key(device, key)))
+    order = {"cpu": 0, "cuda": 1}
+    return tuple(sorted(backends, key=lambda b: (order.get(b.device, 2), b.device)))
+
+
+def policy_ops(dispatch_key: str) -> list[str]:
+    """Names of the ops with a kernel at `dispatch_key`, sorted."""
+    names = torch._C._dispatch_get_all_op_names()
+    return sorted(n for n in names if torch._C._dispatch_has_kernel_for_dispatch_key(n, dispatch_key))
+
+
+def _reaches_key(device: str, key: str) -> bool:
+    try:
+        with FakeTensorMode():
+            t = torch.empty(1, device=device)
+        return key in str(torch._C._dispatch_keys(t)) and torch.get_autocast_dtype(device).is_floating_point
+    except (RuntimeError, AttributeError, ValueError):
+        return False
+
+
+def probeable_devices() -> list[str]:
+    return [b.device for b in autocast_backends() if b.probeable]
+
+
+# ── the probe ───────────────────────────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class DevicePolicy:
+    """Every op autocast handles on one device, by category, as probed from the installed torch."""
+
+    device: str
+    torch_version: str  # torch.__version__ of the build it was read from
+    autocast_dtype: str  # the low-precision dtype autocast was set to while probing ("float16")
+    categories: dict[str, tuple[str, ...]]  # category (CATEGORIES or UNCLASSIFIED) → sorted op names
+    banned_messages: dict[str, str]  # banned op → the error text autocast raised for it
+
+    def category_of(self, op: str) -> str | None:
+        """Category of "aten::name[.overload]" on this device, None if autocast does not handle it here."""
+        return next((c for c, ops in self.categories.items() if op in ops), None)
+
+    def counts(self) -> dict[str, int]:
+        return {c: len(ops) for c, ops in self.categories.items()}
+
+    def ops(self) -> list[str]:
+        return sorted(op for ops in self.categories.values() for op in ops)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "categories": {c: list(v) for c, v in self.categories.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DevicePolicy:
+        cats = {c: tuple(v) for c, v in d["categories"].items()}
+        return cls(d["device"], d["torch_version"], d["autocast_dtype"], cats, dict(d["banned_messages"]))
+
+
+class _Recorder(TorchDispatchMode):
+    """Every op that reaches the Python key as [op, args, kwargs, output]; kept even if the op fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        entry = [func, args, kwargs, None]
+        self.calls.append(entry)
+        entry[3] = func(*args, **kwargs)
+        return entry[3]
+
+    def compute_calls(self) -> list[list]:
+        """Without the prim::device queries fake tensors answer through the dispatcher."""
+        return [c for c in self.calls if c[0].namespace != "prim"]
+
+
+@contextmanager
+def autocast_state(device: str, dtype: torch.dtype | None) -> Iterator[None]:
+    """Autocast on `device` (dtype) or off (None) in this thread, via the low-level setters.
+
+    `torch.autocast("cuda")` switches itself off where no GPU is present; the setters do not, and reach the
+    AutocastCUDA kernels of fake CUDA tensors. The weight cache is off: probes must see every cast.
+    """
+    prev = (
+        torch.is_autocast_enabled(device),
+        torch.get_autocast_dtype(device),
+        torch.is_autocast_cache_enabled(),
+    )
+    torch.set_autocast_enabled(device, dtype is not None)
+    if dtype is not None:
+        torch.set_autocast_dtype(device, dtype)
+    torch.set_autocast_cache_enabled(False)
+    try:
+        yield
+    finally:
+        torch.set_autocast_enabled(device, prev[0])
+        torch.set_autocast_dtype(device, prev[1])
+        torch.set_autocast_cache_enabled(prev[2])
+
+
+def _example_value(arg: torch._C.Argument, device: str, dtypes: Iterator[torch.dtype]):
+    """A value for a required schema argument: small tensors for tensors, harmless constants otherwise."""
+    kind = str(arg.type)
+    if kind == "List[Optional[Tensor]]":  # index lists (index_put)
+        return [torch.zeros(2, dtype=torch.int64, device=device)]
+    if isinstance(arg.type, torch._C.OptionalType):
+        return None
+    if kind == "Tensor":
+        return torch.ones(2, 2, dtype=next(dtypes), device=device)
+    if kind == "List[Tensor]":
+        return [torch.ones(2, 2, dtype=next(dtypes), device=device) for _ in range(2)]
+    if kind in ("int", "SymInt"):
+        return 0 if "dim" in arg.name else 1
+    if kind.startswith(("List[int]", "List[SymInt]")):
+        return [1]
+    if kind.startswith("List[float]"):
+        return [1.0]
+    simple = {
+        "float": 1.0,
+        "bool": False,
+        "Scalar": 1,
+        "number": 1,
+        "str": "fro",
+        "ScalarType": torch.float32,
+    }
+    if kind in simple:
+        return simple[kind]
+    raise TypeError(f"no example value for {kind} {arg.name}")
+
+
+def _call(op, device: str, dtypes: Sequence[torch.dtype]) -> tuple[_Recorder, set[int], object, str | None]:
+    """Call `op` on fake `device` tensors (floating tensor i gets dtypes[min(i, -1)]); record its ops."""
+    it = iter([*dtypes, *[dtypes[-1]] * 64])
+    rec, ids, out, error = _Recorder(), set(), None, None
+    try:
+        with FakeTensorMode():
+            args, kwargs = [], {}
+            for a in op._schema.arguments:
+                if a.has_default_value():
+                    continue
+                value = _example_value(a, device, it)
+                if a.kwarg_only:
+                    kwargs[a.name] = value
+                else:
+                    args.append(value)
+            ids = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+            with rec:
+                out = op(*args, **kwargs)
+    except Exception as e:  # a probe call that fails still shows what autocast did before the failure
+        error = f"{type(e).__name__}: {e}"
+    return rec, ids, out, error
+
+
+def _casts(rec: _Recorder, ids: set[int]) -> set[tuple[torch.dtype, torch.dtype]]:
+    """(from, to) of the casts applied to the op's own inputs before its first compute op."""
+    casts = set()
+    for func, args, _, out in rec.compute_calls():
+        if func is not _TO_COPY or id(args[0]) not in ids:
+            break
+        if isinstance(out, torch.Tensor):
+            casts.add((args[0].dtype, out.dtype))
+    return casts
+
+
+def _float32_passed_on(rec: _Recorder) -> int:
+    """How many times float32 appears as a non-tensor argument of the first compute op (an explicit dtype)."""
+    first = next((c for c in rec.compute_calls() if c[0] is not _TO_COPY), None)
+    if first is None:
+        return 0
+    return sum(1 for v in tree_flatten((first[1], first[2]))[0] if v is torch.float32)
+
+
+def classify(op: torch._ops.OpOverload, device: str, low: torch.dtype) -> tuple[str, str | None]:
+    """(category, banned message or None) of one op in `device`'s policy, from the rules in the module doc."""
+    f32 = torch.float32
+    with autocast_state(device, low):
+        hi = _call(op, device, [f32])
+        lo = _call(op, device, [low])
+        mixed = _call(op, device, [low, f32])
+    for _, _, _, error in (hi, lo):
+        if error and _BANNED_MARK in error:
+            return "banned", error.removeprefix("RuntimeError: ")
+    if (f32, low) in _casts(hi[0], hi[1]):
+        return "lower_precision_fp", None
+    if (low, f32) in _casts(lo[0], lo[1]):
+        return "fp32", None
+    with autocast_state(device, None):
+        plain = _call(op, device, [f32])
+    first_out = next((c[3] for c in lo[0].compute_calls() if c[0] is not _TO_COPY), None)
+    outs_f32 = any(t.dtype == f32 for t in tree_flatten(first_out)[0] if isinstance(t, torch.Tensor))
+    if outs_f32 or _float32_passed_on(lo[0]) or _float32_passed_on(hi[0]) > _float32_passed_on(plain[0]):
+        has_dtype = any(a.name == "dtype" for a in op._schema.arguments)
+        return ("fp32_set_opt_dtype" if has_dtype else "fp32_append_dtype"), None
+    if (low, f32) in _casts(mixed[0], mixed[1]):
+        return "promote", None
+    return UNCLASSIFIED, None
+
+
+def probe_policy(device: str) -> DevicePolicy:
+    """Probe every op of `device`'s autocast policy in this process (about a second per device).
+
+    Uses fake tensors only; the CPU probe holds `autocast_shared()` so that a concurrent CUDA-policy
+    emulation cannot leak into it. While it runs, the fake-tensor logger and the warning filters (both
+    process-wide) are quietened: it is meant for the child process `device_policy` starts.
+    """
+    backend = next((b for b in autocast_backends() if b.device == device), None)
+    if backend is None or not backend.probeable:
+        raise ValueError(f"no probeable autocast policy for device {device!r} (choices: {probeable_devices()})")
+    low = torch.get_autocast_dtype(device)
+    found: dict[str, list[str]] = {c: [] for c in (*CATEGORIES, UNCLASSIFIED)}
+    banned: dict[str, str] = {}
+    logger = logging.getLogger("torch._subclasses.fake_tensor")  # it logs every failed meta call at ERROR
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with autocast_shared() if device == "cpu" else nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecation warnings of the probed ops themselves
+            for name in policy_ops(backend.dispatch_key):
+                op = resolve_op(name)
+                category, message = classify(op, device, low) if op is not None else (UNCLASSIFIED, None)
+                found[category].append(name)
+                if message:
+                    banned[name] = message
+    finally:
+        logger.setLevel(level)
+    cats = {c: tuple(ops) for c, ops in found.items() if ops or c in CATEGORIES}
+    return DevicePolicy(device, torch.__version__, dtype_name(low), cats, banned)
+
+
+# ── cached access (in-process, on disk, probed in a child process) ──────────────────────────────────────────
+class ChildProbeError(RuntimeError):
+    """A child process that probes torch died or printed no JSON (e.g. a C++ abort)."""
+
+    def __init__(self, what: str, returncode: int, stderr_tail: str) -> None:
+        self.what, self.returncode, self.stderr_tail = what, returncode, stderr_tail
+        super().__init__(f"probing {what} failed (exit {returncode}): {stderr_tail}")
+
+
+def run_child(module: str, *args: str, timeout: float = 300) -> object:
+    """`python -m <module> <args>` in a child process (mpviz importable there); its stdout parsed as JSON.
+
+    For probes that could abort the process (fake CUDA tensors on a CPU build): the child dies, not the app.
+    Raises ChildProbeError when the child fails or prints no JSON.
+    """
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", module, *args], capture_output=True, text=True, env=env, timeout=timeout
+        )
+    except subprocess.TimeoutExpired as e:
+        raise ChildProbeError(f"{module} {' '.join(args)}", -1, f"no answer within {timeout:g} s") from e
+    if proc.returncode == 0:
+        try:
+            return json.loads(proc.stdout)
+        except ValueError:
+            pass
+    raise ChildProbeError(f"{module} {' '.join(args)}", proc.returncode, proc.stderr.strip()[-400:])
+
+
+def cache_dir() -> Path:
+    """$MPVIZ_CACHE_DIR, else $XDG_CACHE_HOME/mpviz, else ~/.cache/mpviz."""
+    if os.environ.get("MPVIZ_CACHE_DIR"):
+        return Path(os.environ["MPVIZ_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mpviz"
+
+
+def _cache_file(device: str) -> Path:
+    build = re.sub(r"[^\w.+-]", "_", f"{torch.__version__}-{(torch.version.git_version or '')[:12]}")
+    return cache_dir() / f"autocast-policy-{device}-{build}-v{PROBE_VERSION}.json"
+
+
+_lock = threading.Lock()
+
+
+def device_policy(device: str) -> DevicePolicy:
+    """The autocast policy of `device` for the installed torch: from memory, the disk cache, or a child probe.
+
+    Raises ValueError for a device without a probeable policy, ChildProbeError if the child probe dies.
+    """
+    if device not in probeable_devices():
+        raise ValueError(f"no probeable autocast policy for device {device!r} (choices: {probeable_devices()})")
+    with _lock:  # one probe at a time: two sessions asking at once must not start two children
+        return _device_policy(device, str(cache_dir()))
+
+
+@lru_cache(maxsize=16)
+def _device_policy(device: str, _cache_dir: str) -> DevicePolicy:  # the dir is in the key: tests switch it
+    path = _cache_file(device)
+    try:
+        return DevicePolicy.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    policy = _probe_in_child(device)
+    try:  # write atomically; an unwritable cache only costs a re-probe in the next process
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(policy.to_dict()))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return policy
+
+
+def _probe_in_child(device: str) -> DevicePolicy:
+    try:
+        return DevicePolicy.from_dict(run_child("mpviz.policy", device))
+    except (KeyError, TypeError) as e:
+        raise ChildProbeError(f"the {device} autocast policy", 0, f"unexpected JSON: {e}") from e
+
+
+# ── side by side ────────────────────────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class PolicyRow:
+    op: str  # "aten::softmax.int"
+    categories: tuple[str | None, ...]  # one per compared device; None = autocast leaves the op alone there
+    differs: bool  # the devices do not agree
+
+
+def policy_table(policies: Sequence[DevicePolicy]) -> list[PolicyRow]:
+    """One row per op handled on any of the devices, sorted by name."""
+    ops = sorted({op for p in policies for op in p.ops()})
+    rows = []
+    for op in ops:
+        cats = tuple(p.category_of(op) for p in policies)
+        rows.append(PolicyRow(op, cats, len(set(cats)) > 1))
+    return rows
+
+
+# ── probe one everyday function on each device ──────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class ProbeFunction:
+    """A function a reader can probe: its floating inputs (shape each) and how to call it on them."""
+
+    name: str  # "softmax"
+    inputs: tuple[tuple[str, tuple[int, ...]], ...]  # (input name, shape) for each floating input
+    call: Callable[..., torch.Tensor]  # call(*floating inputs, *int64 inputs) → result
+    int_inputs: tuple[tuple[int, ...], ...] = ()  # shapes of int64 inputs (class targets), filled with 0
+
+
+PROBE_FUNCTIONS: dict[str, ProbeFunction] = {
+    f.name: f
+    for f in (
+        ProbeFunction("matmul", (("a", (4, 8)), ("b", (8, 4))), torch.matmul),
+        ProbeFunction("linear", (("x", (4, 8)), ("weight", (6, 8)), ("bias", (6,))), F.linear),
+        ProbeFunction("softmax", (("x", (4, 8)),), lambda x: torch.softmax(x, dim=-1)),
+        ProbeFunction("log_softmax", (("x", (4, 8)),), lambda x: torch.log_softmax(x, dim=-1)),
+        ProbeFunction(
+            "layer_norm",
+            (("x", (4, 8)), ("weight", (8,)), ("bias", (8,))),
+            lambda x, w, b: F.layer_norm(x, (8,), w, b),
+        ),
+        ProbeFunction("exp", (("x", (4, 8)),), torch.exp),
+        ProbeFunction("log", (("x", (4, 8)),), torch.log),
+        ProbeFunction("sum", (("x", (4, 8)),), torch.sum),
+        ProbeFunction("cross_entropy", (("logits", (4, 8)),), F.cross_entropy, int_inputs=((4,),)),
+        ProbeFunction("mse_loss", (("input", (4, 8)), ("target", (4, 8))), F.mse_loss),
+        ProbeFunction("cat", (("a", (4, 8)), ("b", (4, 8))), lambda a, b: torch.cat([a, b])),
+        ProbeFunction("add", (("a", (4, 8)), ("b", (4, 8))), torch.add),
+        ProbeFunction("mul", (("a", (4, 8)), ("b", (4, 8))), torch.mul),
+        ProbeFunction("gelu", (("x", (4, 8)),), F.gelu),
+        ProbeFunction("relu", (("x", (4, 8)),), F.relu),
+        ProbeFunction("addcmul", (("x", (4, 8)), ("a", (4, 8)), ("b", (4, 8))), torch.addcmul),
+        ProbeFunction(
+            "scaled_dot_product_attention",
+            (("q", (2, 4, 8)), ("k", (2, 4, 8)), ("v", (2, 4, 8))),
+            F.scaled_dot_product_attention,
+        ),
+    )
+}
+PROBE_INPUT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+@dataclass(frozen=True)
+class CallStep:
+    op: str  # "aten._to_copy.default"
+    inputs: tuple[str, ...]  # dtypes of the tensor arguments
+    outputs: tuple[str, ...]
+    is_cast: bool  # a dtype conversion (`_to_copy`) — under autocast usually autocast's own
+
+
+@dataclass(frozen=True)
+class CallProbe:
+    device: str
+    function: str
+    input_dtypes: tuple[str, ...]
+    autocast_dtype: str
+    output_dtype: str | None  # under autocast; None when the call failed
+    output_dtype_without_autocast: str | None
+    steps: tuple[CallStep, ...]  # every ATen op that ran under autocast, in order
+    fake: bool  # run on fake tensors (CUDA on a machine without one) rather than real ones
+    error: str | None = None
+
+
+def probe_call(function: str, input_dtypes: Sequence[str], device: str, autocast_dtype: str) -> CallProbe:
+    """Run PROBE_FUNCTIONS[function] on `device`, inputs of `input_dtypes`, under autocast(`autocast_dtype`).
+
+    CPU runs on real tensors (holding `autocast_shared()`); other devices on fake tensors with that device's
+    real Autocast kernels. Raises ValueError for an unknown function, dtype or device; a call that torch
+    rejects is reported in `error`, not raised.
+    """
+    if function not in PROBE_FUNCTIONS:
+        raise ValueError(f"unknown function {function!r} (choices: {sorted(PROBE_FUNCTIONS)})")
+    spec = PROBE_FUNCTIONS[function]
+    if len(input_dtypes) != len(spec.inputs) or any(d not in PROBE_INPUT_DTYPES for d in input_dtypes):
+        raise ValueError(f"{function} takes {len(spec.inputs)} input dtypes from {PROBE_INPUT_DTYPES}")
+    if device not in probeable_devices():
+        raise ValueError(f"cannot probe device {device!r} (choices: {probeable_devices()})")
+    low = getattr(torch, autocast_dtype, None)
+    if autocast_dtype not in ("float16", "bfloat16") or low is None:
+        raise ValueError(f"autocast dtype must be float16 or bfloat16, not {autocast_dtype!r}")
+    fake = device != "cpu"
+    dtypes = [getattr(torch, d) for d in input_dtypes]
+    with autocast_shared() if device == "cpu" else nullcontext():
+        rec, out, error = _run_function(spec, dtypes, device, low, fake)
+        _, plain_out, _ = _run_function(spec, dtypes, device, None, fake)
+    steps = []
+    for func, args, kwargs, result in rec.compute_calls():
+        ins = tuple(dtype_name(t.dtype) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor))
+        outs = tuple(dtype_name(t.dtype) for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor))
+        steps.append(CallStep(str(func), ins, outs, func is _TO_COPY))
+    return CallProbe(
+        device,
+        function,
+        tuple(input_dtypes),
+        autocast_dtype,
+        dtype_name(out.dtype) if isinstance(out, torch.Tensor) else None,
+        dtype_name(plain_out.dtype) if isinstance(plain_out, torch.Tensor) else None,
+        tuple(steps),
+        fake,
+        error,
+    )
+
+
+def _run_function(spec: ProbeFunction, dtypes, device, low, fake) -> tuple[_Recorder, object, str | None]:
+    rec, out, error = _Recorder(), None, None
+    try:
+        with FakeTensorMode() if fake else nullcontext(), autocast_state(device, low):
+            g = torch.Generator().manual_seed(0)
+            inputs = [
+                torch.randn(shape, generator=g).abs().add(0.5).to(device=device, dtype=dtype)
+                if not fake
+                else torch.empty(shape, device=device, dtype=dtype)
+                for (_, shape), dtype in zip(spec.inputs, dtypes, strict=True)
+            ]
+            inputs += [torch.zeros(shape, dtype=torch.int64, device=device) for shape in spec.int_inputs]
+            with rec:
+                out = spec.call(*inputs)
+    except Exception as e:  # torch refusing a dtype mix is a result to show, not a crash
+        error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return rec, out, error
+
+
+if __name__ == "__main__":  # the child process of `device_policy`: print one device's policy as JSON
+    print(json.dumps(probe_policy(sys.argv[1]).to_dict()))

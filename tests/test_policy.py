@@ -1,0 +1,214 @@
+"""Autocast policy probing: matches the installed torch's own header, classifies everything, caches safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpviz import policy as pol
+from mpviz.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = Path(os.path.dirname(torch.__file__)) / "include" / "ATen" / "autocast_mode.h"
+HEADER_LISTS = {
+    "LOWER_PRECISION_FP": "lower_precision_fp",
+    "FP32": "fp32",
+    "FP32_SET_OPT_DTYPE": "fp32_set_opt_dtype",
+    "PROMOTE": "promote",
+}
+
+
+def header_policy() -> dict[str, str]:
+    """op name → category, from the AT_FORALL_* macro lists of the installed autocast_mode.h."""
+    text = HEADER.read_text()
+    found: dict[str, str] = {}
+    for m in re.finditer(r"#define AT_FORALL_(\w+)\(_\)((?:[^\n]*\\\n)*[^\n]*)", text):
+        name, body = m.group(1), m.group(2).replace("\\\n", " ")
+        if name in HEADER_LISTS:
+            for e in re.finditer(r"_\((\w+)(?:,\s*(\w+))?\)", body):
+                op = f"aten::{e.group(1)}" + (f".{e.group(2)}" if e.group(2) else "")
+                found[op] = HEADER_LISTS[name]
+        elif name == "DIFFERENT_REDISPATCH_SIGNATURE":  # _(ADD_NS(norm), "norm.Scalar", sig, sig, policy)
+            for entry in body.split("_(ADD_NS(")[1:]:
+                op = re.search(r'"([\w.]+)"', entry).group(1)
+                found[f"aten::{op}"] = re.findall(r"(\w+)\s*\)\s*$", entry.strip())[0]
+    return found
+
+
+@pytest.fixture(scope="module")
+def cuda() -> pol.DevicePolicy:
+    return pol.probe_policy("cuda")
+
+
+@pytest.fixture(scope="module")
+def cpu() -> pol.DevicePolicy:
+    return pol.probe_policy("cpu")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("MPVIZ_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_header_is_parsed_into_every_category():
+    header = header_policy()
+    counts = {c: sum(v == c for v in header.values()) for c in set(header.values())}
+    assert set(counts) == {"lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote"}
+    assert all(n >= 2 for n in counts.values()), counts
+    assert header["aten::softmax.int"] == "fp32_set_opt_dtype"
+    assert header["aten::norm.Scalar"] == "fp32_append_dtype"
+
+
+def test_probed_cuda_policy_matches_the_installed_header(cuda):
+    """Every op the header lists is in CUDA's probed policy, same category; extras come from the .cpp."""
+    header = header_policy()
+    wrong = {op: (cat, cuda.category_of(op)) for op, cat in header.items() if cuda.category_of(op) != cat}
+    assert wrong == {}
+    extra = set(cuda.ops()) - set(header)
+    assert len(extra) <= 10, extra  # registered in autocast_mode.cpp only (banned ops, cudnn convolutions)
+    assert "aten::binary_cross_entropy" in cuda.categories["banned"]
+    assert "unsafe to autocast" in cuda.banned_messages["aten::binary_cross_entropy"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_every_op_at_the_autocast_key_gets_exactly_one_category(device, cpu, cuda):
+    p = {"cpu": cpu, "cuda": cuda}[device]
+    key = next(b.dispatch_key for b in pol.autocast_backends() if b.device == device)
+    assert sorted(p.ops()) == pol.policy_ops(key)
+    assert len(p.ops()) == len(set(p.ops())) == sum(p.counts().values())
+    assert pol.UNCLASSIFIED not in p.categories
+    assert p.torch_version == torch.__version__
+
+
+def test_cpu_and_cuda_differ_where_the_lesson_says(cpu, cuda):
+    assert cuda.category_of("aten::softmax.int") == "fp32_set_opt_dtype"
+    assert cpu.category_of("aten::softmax.int") is None
+    assert cuda.category_of("aten::layer_norm") == "fp32" and cpu.category_of("aten::layer_norm") is None
+    for op in ("aten::mm", "aten::bmm", "aten::linear", "aten::matmul", "aten::scaled_dot_product_attention"):
+        assert cpu.category_of(op) == cuda.category_of(op) == "lower_precision_fp", op
+    rows = {r.op: r for r in pol.policy_table([cpu, cuda])}
+    assert rows["aten::softmax.int"].differs and not rows["aten::mm"].differs
+    assert rows["aten::cat"].categories == ("promote", None)
+
+
+def test_other_autocast_backends_are_listed_and_probeable_ones_classify():
+    backends = {b.device: b for b in pol.autocast_backends()}
+    assert {"cpu", "cuda"} <= set(backends) and backends["cuda"].n_ops > 50
+    for device in pol.probeable_devices():
+        if device not in ("cpu", "cuda"):
+            p = pol.probe_policy(device)
+            assert sum(p.counts().values()) == backends[device].n_ops
+
+
+def test_device_policy_probes_in_a_child_then_reads_the_disk_cache(cache, cpu, monkeypatch):
+    pol._device_policy.cache_clear()
+    assert pol.device_policy("cpu") == cpu
+    files = list(cache.glob("autocast-policy-cpu-*.json"))
+    assert len(files) == 1 and torch.__version__ in files[0].name
+
+    def no_child(device):
+        raise AssertionError("must not probe again")
+
+    monkeypatch.setattr(pol, "_probe_in_child", no_child)
+    pol._device_policy.cache_clear()
+    assert pol.device_policy("cpu") == cpu  # from disk
+    assert pol.device_policy("cpu") is pol.device_policy("cpu")  # then from memory
+
+
+def test_a_child_that_aborts_raises_instead_of_killing_us(tmp_path, monkeypatch):
+    (tmp_path / "mpviz_abort_probe.py").write_text("import os\nos.abort()\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with pytest.raises(pol.ChildProbeError) as e:
+        pol.run_child("mpviz_abort_probe")
+    assert e.value.returncode != 0
+
+
+def test_unknown_devices_are_refused():
+    with pytest.raises(ValueError, match="tpu"):
+        pol.device_policy("tpu")
+    with pytest.raises(ValueError):
+        pol.probe_policy("maia")  # has an autocast key, but fake tensors never reach it
+
+
+def test_cli_policy_json_on_a_cpu_only_machine(cache):
+    out = subprocess.run(
+        [sys.executable, "-m", "mpviz", "policy", "--device", "cuda", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    data = json.loads(out)
+    assert data["device"] == "cuda" and data["torch"] == torch.__version__
+    assert "aten::mm" in data["categories"]["lower_precision_fp"]
+    assert "aten::softmax.int" in data["categories"]["fp32_set_opt_dtype"]
+
+
+def test_cli_policy_table_and_bad_device(cache, capsys):
+    assert main(["policy", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "aten::cat" in out and "promote" in out and torch.__version__ in out
+    assert main(["policy", "--device", "tpu"]) == 2
+    assert "tpu" in capsys.readouterr().err
+
+
+# ── probing one function ────────────────────────────────────────────────────────────────────────────────────
+def test_softmax_in_fp16_comes_out_fp32_on_cuda_only():
+    cuda = pol.probe_call("softmax", ["float16"], "cuda", "float16")
+    cpu = pol.probe_call("softmax", ["float16"], "cpu", "float16")
+    assert cuda.fake and not cpu.fake
+    assert (cuda.output_dtype, cpu.output_dtype) == ("float32", "float16")
+    assert cuda.output_dtype_without_autocast == "float16"
+
+
+def test_cross_entropy_surprise_on_cuda():
+    """CUDA runs log_softmax in fp16 and casts only for nll_loss; CPU casts the logits first."""
+    cuda = pol.probe_call("cross_entropy", ["float16"], "cuda", "float16")
+    ops = [(s.op, s.inputs, s.outputs) for s in cuda.steps]
+    i = next(i for i, o in enumerate(ops) if o[0] == "aten._log_softmax.default")
+    assert ops[i][2] == ("float16",)
+    assert ops[i + 1][0] == "aten._to_copy.default" and ops[i + 1][2] == ("float32",)
+    cpu = pol.probe_call("cross_entropy", ["float16"], "cpu", "float16")
+    assert cpu.steps[0].is_cast and cpu.steps[0].outputs == ("float32",)
+
+
+def test_matmul_inputs_are_cast_down_on_both_devices():
+    for device in ("cpu", "cuda"):
+        p = pol.probe_call("matmul", ["float32", "float32"], device, "bfloat16")
+        assert p.output_dtype == "bfloat16" and sum(s.is_cast for s in p.steps) == 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    name=st.sampled_from(sorted(pol.PROBE_FUNCTIONS)),
+    dtypes=st.lists(st.sampled_from(pol.PROBE_INPUT_DTYPES), min_size=3, max_size=3),
+    low=st.sampled_from(["float16", "bfloat16"]),
+    device=st.sampled_from(["cpu", "cuda"]),
+)
+def test_probe_call_reports_rather_than_raises(name, dtypes, low, device):
+    n = len(pol.PROBE_FUNCTIONS[name].inputs)
+    p = pol.probe_call(name, dtypes[:n], device, low)
+    assert (p.output_dtype is None) == (p.error is not None)
+    assert all(s.op.startswith("aten.") for s in p.steps)
+    assert all(s.is_cast == (s.op == "aten._to_copy.default") for s in p.steps)
+
+
+def test_probe_call_refuses_bad_requests():
+    with pytest.raises(ValueError):
+        pol.probe_call("nope", ["float32"], "cpu", "float16")
+    with pytest.raises(ValueError):
+        pol.probe_call("softmax", ["float32", "float32"], "cpu", "float16")
+    with pytest.raises(ValueError):
+        pol.probe_call("softmax", ["int8"], "cpu", "float16")
+    with pytest.raises(ValueError):
+        pol.probe_call("softmax", ["float32"], "cpu", "float32")
