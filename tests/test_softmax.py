@@ -1,0 +1,261 @@
+"""Softmax lab engine: overflow, blur and underflow per format; thresholds checked against brute force."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpviz import softmax as sm
+from mpviz.attention import trace_attention
+from mpviz.model import AttentionConfig, ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+FP16_EPS = torch.finfo(torch.float16).eps
+
+
+def _all_values(dtype: torch.dtype) -> torch.Tensor:
+    """Every bit pattern of a 16-bit dtype, as that dtype (65536,)."""
+    return torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
+
+
+# ── the issue's headline claim ──────────────────────────────────────────────────────────────────────────────
+rows = st.lists(st.floats(-30, 30), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows, st.floats(12, 60), st.integers(0, 40))
+def test_naive_fp16_breaks_from_max_logit_12_while_stable_stays_finite_and_normalised(row, peak, at):
+    logits = list(row)
+    logits.insert(min(at, len(logits)), peak)  # max(logits) ≥ 12
+    c = sm.compare(logits, formats=("fp16",), methods=("naive", "stable", "torch"))
+    naive = c.variant("fp16", "naive").metrics
+    assert naive.nan + naive.inf > 0, "exp(x ≥ 12) is past fp16's max, so naive gives inf/inf = nan"
+    for method in ("stable", "torch"):
+        v = c.variant("fp16", method)
+        assert v.metrics.nan == v.metrics.inf == 0
+        # Σp (in float64) of the stored fp16 outputs: each p carries a few half-ulp roundings, Σ n of them.
+        assert v.metrics.sum_error <= max(len(logits), 2) * FP16_EPS
+
+
+def test_upcast_rescues_fp16_and_bf16_never_overflows_at_12():
+    c = sm.compare([12.0, 11.0, -3.0], formats=("fp16", "bf16"))
+    upcast = c.variant("fp16", "upcast")
+    assert upcast.metrics.nan == 0 and upcast.output_dtype == "float32"
+    assert all(c.variant("bf16", m).metrics.nan + c.variant("bf16", m).metrics.inf == 0 for m in sm.METHODS)
+    assert c.variant("fp16", "naive").grad.nan > 0  # the backward through the broken forward is nan too
+
+
+# ── thresholds measured by the engine vs brute force ────────────────────────────────────────────────────────
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_exp_thresholds_match_a_scan_of_every_16_bit_input(dtype):
+    x = _all_values(dtype)  # (65536,)
+    finite = torch.isfinite(x)
+    e = torch.exp(x)
+    t = sm.exp_thresholds(dtype)
+    assert t.overflow_from == x[finite & torch.isinf(e)].double().min().item()
+    assert t.largest_finite_input == x[finite & torch.isfinite(e)].double().max().item()
+    assert t.underflow_from == x[finite & (e == 0)].double().max().item()
+    assert t.smallest_nonzero_input == x[finite & (e > 0)].double().min().item()
+    assert t.largest_finite_input < t.log_max < t.overflow_from  # ln(max) lies between two stored inputs
+
+
+def test_fp32_threshold_is_the_first_input_whose_exp_is_inf():
+    t = sm.exp_thresholds(torch.float32)
+    below = torch.nextafter(torch.tensor(t.overflow_from), torch.tensor(0.0))
+    assert math.isinf(torch.exp(torch.tensor(t.overflow_from)).item())
+    assert math.isfinite(torch.exp(below).item()) and below.item() == t.largest_finite_input
+
+
+def test_large_preset_is_scaled_just_past_fp16s_overflow():
+    row = sm.scenario_logits("large")
+    assert max(row) >= sm.exp_thresholds(torch.float16).overflow_from
+    assert max(row) / 2 < sm.exp_thresholds(torch.float16).overflow_from  # one doubling fewer would not
+    assert sm.compare(row, formats=("fp16",), methods=("naive",)).variants[0].metrics.nan > 0
+
+
+# ── close logits and the formats' spacing ───────────────────────────────────────────────────────────────────
+def test_close_preset_10_and_10_01_kept_by_fp32_fp16_merged_by_bf16_e4m3():
+    a, b, _ = sm.scenario("close").values
+    result = {c.format: c for c in sm.close_logits(a, b)}
+    assert result["float32"].distinct and result["float16"].distinct
+    assert not result["bfloat16"].distinct and not result["float8_e4m3fn"].distinct
+    for c in result.values():
+        assert c.distinct == (b - a >= c.spacing)  # here the gap decides, the straddle case does not arise
+    bf = result["bfloat16"]
+    assert bf.probs[0] == bf.probs[1] == 0.5 and bf.reference[1] > bf.reference[0]
+    assert result["float16"].stored[1] - result["float16"].stored[0] == result["float16"].spacing
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("x", [0.75, 1.0, 3.0, 10.0, 10.01, 100.0, 1000.0])
+def test_spacing_is_eps_times_the_binade_for_normal_numbers(dtype, x):
+    binade = 2.0 ** math.floor(math.log2(torch.tensor(x, dtype=torch.float64).to(dtype).item()))
+    assert sm.spacing(dtype, x) == torch.finfo(dtype).eps * binade
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["fp32", "fp16", "bf16", "e4m3"]),
+    st.floats(0.5, 200.0),
+    st.floats(0.0, 4.0),
+)
+def test_gap_vs_spacing_decides_whether_two_logits_merge(fmt, a, k):
+    f = sm.parse_format(fmt)
+    a = torch.tensor(a, dtype=torch.float64).to(f.storage).double().item()  # a value the format holds
+    # b as a float32 value, like a real model's logit: torch casts float64 → float16/bfloat16 *through*
+    # float32, so a float64 b within a float32 ulp below a rounding midpoint can round twice, upward.
+    b = torch.tensor(a + k * sm.spacing(f.storage, a), dtype=torch.float64).float().double().item()
+    gap = b - a
+    (c,) = sm.close_logits(a, b, (fmt,))
+    if gap >= c.spacing:  # ≥ the step at b, so ≥ the step above a: b rounds to a's successor or beyond
+        assert c.distinct
+    if gap < sm.spacing(f.storage, a) / 2:  # less than half a step above a stored value rounds back to it
+        assert not c.distinct
+
+
+# ── scenarios, sweep, metrics, quantisation ─────────────────────────────────────────────────────────────────
+def test_every_preset_gives_a_usable_row_and_compares():
+    for s in sm.SCENARIOS:
+        if s.from_trace:
+            continue
+        row = sm.scenario_logits(s.name)
+        c = sm.compare(row)
+        assert len(c.variants) == len(sm.FORMAT_NAMES) * len(sm.METHODS)
+        assert math.isclose(sum(c.reference), 1.0, rel_tol=1e-12)
+
+
+def test_long_sequence_underflows_in_fp16_not_in_bf16_and_naive_fp16_sum_overflows():
+    c = sm.compare(sm.scenario_logits("long"), formats=("fp16", "bf16"), methods=("naive", "stable"))
+    assert c.variant("fp16", "stable").metrics.underflow > 0
+    assert c.variant("bf16", "stable").metrics.underflow == 0
+    naive = c.variant("fp16", "naive")  # no single exp overflows, but Σexp does: every p = e/inf = 0
+    assert naive.metrics.nan == 0 and naive.metrics.underflow == len(c.logits)
+
+
+def test_close_logits_swap_the_argmax_in_bf16():
+    c = sm.compare(sm.scenario("close").values, formats=("fp16", "bf16"))
+    assert not c.variant("fp16", "stable").metrics.argmax_changed
+    bf16 = c.variant("bf16", "stable").metrics
+    assert bf16.argmax_changed and bf16.order_lost == 1
+
+
+def test_sweep_fails_naive_fp16_at_its_threshold_and_never_fails_stable():
+    row = [1.0, 0.5, -1.0, 0.25]
+    sw = sm.sweep(row, formats=("fp32", "fp16", "bf16"))
+    t16 = sw.overflow_scale["float16"]
+    assert t16 == sm.exp_thresholds(torch.float16).overflow_from  # max logit = largest |logit| here
+    naive16 = next(c for c in sw.curves if c.format == "float16" and c.method == "naive")
+    for x, bad in zip(sw.scales, naive16.nonfinite, strict=True):
+        if x >= t16:
+            assert bad
+        if x * (1 + math.log(len(row)) / x) < t16:  # n·exp(x) still below the max: nothing can overflow
+            assert not bad
+    assert all(c.first_nonfinite is None for c in sw.curves if c.method != "naive")
+    stable16 = next(c for c in sw.curves if c.format == "float16" and c.method == "stable")
+    assert stable16.first_underflow is not None and stable16.first_underflow < t16
+
+
+def test_metrics_count_underflow_only_where_float64_is_positive():
+    c = sm.compare([0.0, -math.inf, -30.0], formats=("fp16", "fp32"), methods=("stable",))
+    assert c.reference[1] == 0.0
+    # e^-30 ≈ 9e-14 flushes to 0 in fp16; the masked entry is 0 in float64 too, so it does not count
+    assert c.variant("fp16", "stable").metrics.underflow == 1
+    assert c.variant("fp32", "stable").metrics.underflow == 0
+    assert c.variant("fp16", "stable").metrics.kl == math.inf
+
+
+def test_fp32_gradients_match_float64_for_both_losses():
+    for loss in sm.LOSSES:
+        c = sm.compare([2.0, -1.0, 0.5, 3.0], formats=("fp32",), methods=("stable", "torch"), loss=loss)
+        for v in c.variants:
+            assert v.grad.max_rel_error < 1e-5 and v.grad.nan == 0
+
+
+def test_linear_int8_flushes_small_probabilities_log2_keeps_them():
+    probs = sm.compare(sm.scenario_logits("peak"), formats=("fp32",)).reference
+    linear, log2 = sm.quantize_probs(probs)
+    tiny = sum(0 < p < linear.step / 2 for p in probs)
+    assert tiny > 0 and linear.metrics.underflow == tiny
+    assert linear.metrics.max_abs_error <= linear.step / 2
+    assert log2.metrics.underflow == sum(0 < p < log2.smallest_nonzero * 2 ** (-log2.step / 2) for p in probs)
+    kept = [(q, p) for q, p in zip(log2.values, probs, strict=True) if p >= log2.smallest_nonzero]
+    assert all(abs(q / p - 1) <= 2 ** (log2.step / 2) - 1 + 1e-12 for q, p in kept)
+
+
+# ── input checking ──────────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize("text", ["abc", "", "1,,x", "nan", "inf,1", "-inf,-inf", "1e7", "1," * 9000])
+def test_bad_logits_raise_config_error(text):
+    with pytest.raises(ConfigError) as e:
+        sm.parse_logits(text)
+    assert e.value.field == "logits"
+
+
+def test_parse_accepts_commas_spaces_and_masked_entries():
+    assert sm.parse_logits("-5, 3  -inf") == (-5.0, 3.0, -math.inf)
+
+
+def test_generator_limits_are_enforced():
+    with pytest.raises(ConfigError):
+        sm.LogitGenerator(length=sm.LIMITS.max_len + 1).logits()
+    with pytest.raises(ConfigError):
+        sm.LogitGenerator(scale=0.0).logits()
+    with pytest.raises(ConfigError):
+        sm.scenario_logits("nope")
+
+
+# ── attention trace rows ────────────────────────────────────────────────────────────────────────────────────
+def test_score_row_is_a_masked_row_of_the_traced_scores():
+    t = trace_attention(AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "bf16").trace
+    assert sm.score_sample_shape(t) == (2, 8, 8)
+    row = sm.score_row(t, head=1, row=2)
+    assert row.dtype == "bfloat16" and len(row.values) == 8
+    assert all(math.isfinite(v) for v in row.values[:3]) and all(v == -math.inf for v in row.values[3:])
+    assert sm.score_row(t, 0, -1).row == 7
+    with pytest.raises(ConfigError):
+        sm.score_row(t, head=2, row=0)
+    sdpa = trace_attention(AttentionConfig(seq_len=8, d_model=16, n_heads=2, attention="sdpa"), "cpu", "bf16")
+    with pytest.raises(ConfigError):
+        sm.score_sample_shape(sdpa.trace)
+
+
+# ── CLI ─────────────────────────────────────────────────────────────────────────────────────────────────────
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mpviz", "softmax", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_cli_json_reports_nan_for_naive_fp16():
+    r = _cli("--logits", "12,1,-3", "--dtype", "fp16", "--method", "naive", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    (v,) = d["variants"]
+    assert v["format"] == "float16" and v["method"] == "naive" and v["metrics"]["nan"] > 0
+    assert "nan" in v["probs"] and d["thresholds"][0]["overflow_from"] == 11.09375
+
+
+@pytest.mark.parametrize("args", [["--logits", "-5,3"], ["--logits=-5,3"], ["--scenario", "close"]])
+def test_cli_accepts_negative_lists_and_scenarios(args):
+    r = _cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "float16" in r.stdout and "naive" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--logits", "abc"],
+        ["--scenario", "nope"],
+        ["--logits", "1,2", "--dtype", "fp7"],
+        ["--logits", "1", "--method", "x"],
+        [],
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(args):
+    r = _cli(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr
