@@ -1,6 +1,472 @@
-"""Placeholder page: being built (see the project's issues)."""
+"""Number formats: one value in every selected format, bit by bit, with rounding bins, ranges and tensors."""
+
+import math
 
 import streamlit as st
 
-st.title("formats")
-st.info("This lesson is being built.")
+from mpviz import figures, formats
+from pages import common
+
+TEXT = {
+    "title": "Number formats",
+    "intro": (
+        "Type a number (or a bit pattern) and see how each format stores it: the bits, the value really "
+        "kept, the rounding error and the neighbours. Click a bit to flip it. Every number on this page is "
+        "computed from the formats' bits and checked against torch and ml_dtypes, not copied from a table."
+    ),
+    "value": "Value",
+    "value_help": (
+        "A decimal (0.1, -3e-5, -0), inf, -inf, nan, or a bit pattern: 0x3c00 / 0b… belongs to the first "
+        "selected format; fp16:0x3c00 names its format."
+    ),
+    "formats": "Formats",
+    "rounding": "Rounding",
+    "roundings": {
+        "nearest": "nearest (ties to even)",
+        "zero": "toward 0",
+        "up": "toward +∞",
+        "down": "toward −∞",
+    },
+    "bad_value": "`{raw}` is not a value this page can read ({error}); showing `{used}` instead.",
+    "no_formats": "No format selected; showing `{used}`.",
+    "emulated": "tf32 has no storage dtype: it is float32's exponent with float16's 10 mantissa bits. "
+    "mpviz *emulates* its rounding; tensor cores may round differently.",
+    "fields": {"sign": ":red[sign]", "exponent": ":blue[exponent]", "mantissa": ":green[mantissa]"},
+    "line": "= **`{value}`** · {cls} · error {abs_error:.3g} (relative {rel_error:.3g}) · ulp {ulp:.3g} · "
+    "neighbours `{down}` ↔ `{up}`",
+    "flags": {
+        "overflow": "**overflow**",
+        "underflow": "**underflow → 0**",
+        "saturated": "**saturated at the range's end**",
+        "invalid": "**not representable** (no NaN / no sign / no zero in this format)",
+    },
+    "exponent_note": "exponent bits `{bits}` = {raw} → 2^{unbiased}",
+    "none": "none",
+    "summary": "All selected formats",
+    "cols": {
+        "format": "format",
+        "value": "stored value",
+        "hex": "bits (hex)",
+        "cls": "class",
+        "abs": "abs error",
+        "rel": "rel error",
+        "ulp": "ulp",
+        "down": "next down",
+        "up": "next up",
+        "flags": "flags",
+    },
+    "number_line": "Number line: representable values and round-to-nearest bins",
+    "zoom": "Zoom out",
+    "zoom_labels": {0: "the value's binade", "all": "whole range"},
+    "zoom_step": "×{factor:,}",
+    "range": "Ranges on a log2 axis",
+    "marker_value": "value",
+    "marker_max": "{name} max |x|",
+    "marker_min": "{name} min |x|≠0",
+    "stochastic": "Stochastic rounding: unbiased on average",
+    "stochastic_intro": (
+        "Stochastic rounding rounds x up with probability (x − down)/(up − down), so its *expected* value "
+        "is x itself; round-to-nearest always picks the same neighbour and keeps its bias. Below, {draws:,} "
+        "seeded random roundings per format, measured."
+    ),
+    "sr_cols": {
+        "format": "format",
+        "down": "down",
+        "up": "up",
+        "p_up": "P(round up)",
+        "expected": "expected value",
+        "mean": "mean of draws",
+        "nearest": "nearest",
+        "bias": "bias of nearest",
+    },
+    "trace": "From the trace: a real tensor against each format's range",
+    "trace_intro": (
+        "Pick a tensor of the attention layer (sidebar config, autocast {dtype}). Its exponent histogram is "
+        "the whole tensor; the counts below store the {n:,} kept elements (of {numel:,}) in each format."
+    ),
+    "landmark": "Tensor",
+    "bad_landmark": "Tensor `{raw}` is not in this trace; showing `{used}`.",
+    "census_cols": {
+        "format": "if stored in",
+        "overflow": "overflow",
+        "underflow": "flush to 0",
+        "subnormal": "subnormal",
+        "normal": "normal",
+        "zero": "already 0",
+        "nonfinite": "already inf/nan",
+    },
+    "no_trace_values": "This tensor has no finite non-zero values to place.",
+    "libraries": "Where torch and ml_dtypes disagree (measured now)",
+    "your_value": "Your value (as float64) cast by each library",
+    "lib_cols": {
+        "format": "format",
+        "agree": "all agree",
+        "torch": "torch",
+        "numpy": "numpy / ml_dtypes",
+        "mpviz": "mpviz (exact)",
+    },
+    "probes": "Probe inputs where the libraries differ",
+    "probe_names": {
+        "pos_inf": "+inf",
+        "neg_inf": "−inf",
+        "nan": "nan",
+        "neg_zero": "−0",
+        "zero": "0",
+        "minus_one": "−1",
+        "above_max": "between max and the next pattern",
+        "twice_max": "2 × max",
+        "half_smallest_subnormal": "½ × smallest subnormal",
+        "float32_subnormal": "1.4·2^-127 (a float32 subnormal)",
+        "tie_plus_2^-40": "a tie + 2^-40: float32 cannot hold it, so float64 → float32 → format rounds twice",
+    },
+    "finfo_all": "All finfo fields",
+    "probe_cols": {"format": "format", "probe": "probe", "input": "input"},
+    "finfo": "finfo fields: torch.finfo vs ml_dtypes.finfo vs measured from torch's own bit patterns",
+    "finfo_cols": {
+        "format": "format",
+        "field": "field",
+        "torch": "torch.finfo",
+        "ml_dtypes": "ml_dtypes.finfo",
+        "measured": "measured",
+        "agree": "agree",
+    },
+    "properties": "Every format's properties (from FormatSpec: ml_dtypes/torch finfo, measured flags)",
+    "prop_cols": {
+        "name": "format",
+        "short": "short",
+        "bits": "bits",
+        "layout": "sign·exp·mant",
+        "bias": "bias",
+        "max": "max",
+        "smallest_normal": "smallest normal",
+        "smallest_subnormal": "smallest subnormal",
+        "eps": "eps",
+        "digits": "≈ decimal digits",
+        "inf": "inf",
+        "nan": "nan",
+        "negzero": "−0",
+        "torch": "torch dtype",
+        "emulated": "emulated",
+    },
+}
+
+DEFAULT_FORMATS = ("fp32", "fp16", "bf16", "e4m3")
+TRACE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
+ALL_SHORT = tuple(formats.SHORT_NAMES.values())
+ZOOMS = (0, 1, 2, 3, 4, 5, 6, "all")
+DRAWS = 10_000
+
+
+def _parse_formats(raw: str) -> list[str]:
+    names = [formats.resolve_format(n).short for n in raw.split(",") if n.strip()]
+    if not names:
+        raise ValueError(raw)
+    return list(dict.fromkeys(names))
+
+
+def _parse_zoom(raw: str):
+    if raw == "all":
+        return raw
+    if int(raw) not in ZOOMS:
+        raise ValueError(raw)
+    return int(raw)
+
+
+PAGE_PARAMS = [
+    common.UrlParam("v", "0.1", str),
+    common.UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),
+    common.UrlParam("round", "nearest", common.parse_choice(formats.ROUNDINGS)),
+    common.UrlParam("zoom", 0, _parse_zoom),
+    common.UrlParam("lm", "scores", str),
+]
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def _encode(text: str, fmt: str, rounding: str) -> formats.Encoding:
+    return formats.encode(text, fmt, rounding)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _stochastic(text: str, fmt: str) -> formats.StochasticRounding:
+    return formats.stochastic_rounding(text, fmt, draws=DRAWS)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _number_line(fmt: str, lo: float, hi: float) -> formats.NumberLine:
+    return formats.number_line(fmt, lo, hi)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _disagreements() -> dict[str, tuple]:
+    return {spec.short: formats.library_disagreements(spec) for spec in formats.all_formats()}
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def _finfo_checks() -> tuple:
+    return formats.finfo_checks()
+
+
+def _pattern_text(raw: str, first: str) -> str:
+    """A bare bit pattern (0x…, 0b…) belongs to the first selected format."""
+    return f"{first}:{raw.strip()}" if raw.strip().lower().startswith(("0x", "0b")) else raw
+
+
+def _flip(short: str) -> None:
+    """Pills changed: rebuild that format's pattern from the three field groups and make it the value."""
+    spec = formats.resolve_format(short)
+    ones = {p for field, _ in spec.fields for p in (st.session_state.get(f"bits-{field}-{short}") or [])}
+    code = sum(1 << p for p in ones)
+    if code != st.session_state.get("_codes", {}).get(short):
+        st.session_state.v = f"{short}:0x{code:0{(spec.bits + 3) // 4}x}"
+
+
+def _bit_label(code: int, position: int) -> str:
+    """The bit's 0/1. Pills match selections by label, so each label is made unique with `position` invisible
+    zero-width spaces."""
+    return str(code >> position & 1) + "\u200b" * position
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else repr(x)
+
+
+common.page_header(TEXT["title"], TEXT["intro"])
+rc = common.run_config()
+common.seed_from_url(PAGE_PARAMS)
+s = st.session_state
+
+# ── controls ────────────────────────────────────────────────────────────────────────────────────────────────
+c1, c2 = st.columns([2, 3])
+c1.text_input(TEXT["value"], key="v", help=TEXT["value_help"])
+c2.segmented_control(TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True)
+st.multiselect(TEXT["formats"], ALL_SHORT, key="fmts")
+if not s.fmts:
+    common.warn(TEXT["no_formats"].format(used=",".join(DEFAULT_FORMATS)))
+selected = list(s.fmts) or list(DEFAULT_FORMATS)
+text = _pattern_text(s.v, selected[0])
+try:
+    _encode(text, "fp64", s.round)
+except ValueError as e:
+    common.warn(TEXT["bad_value"].format(raw=s.v[:60], error=e, used=PAGE_PARAMS[0].default))
+    text = PAGE_PARAMS[0].default
+common.write_url(PAGE_PARAMS)
+common.show_warnings()
+x = _encode(text, "fp64", "nearest").value  # the input as a float64 (exact for bit-pattern inputs)
+encodings = {f: _encode(text, f, s.round) for f in selected}
+s._codes = {f: enc.code for f, enc in encodings.items()}  # what the bit pills show, for _flip
+
+# ── the bits of every selected format ───────────────────────────────────────────────────────────────────────
+css = "".join(  # bit pills coloured by field: pressed (1) solid, released (0) outlined
+    f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
+    f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
+    f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
+    f"{{background:{color};color:white}}"
+    for field, color in figures.FIELD_COLORS.items()
+)
+st.html(f"<style>{css}</style>")
+for short, enc in encodings.items():
+    spec = formats.resolve_format(short)
+    st.markdown(f"{common.dtype_badge(spec.name)} &nbsp; **{short}**", unsafe_allow_html=True)
+    if spec.emulated:
+        st.caption(TEXT["emulated"])
+    positions = {}  # field → bit positions (0 = least significant), most significant first
+    top = spec.bits
+    for field, width in spec.fields:
+        positions[field] = list(range(top - 1, top - 1 - width, -1))
+        top -= width
+    row = st.container(horizontal=True, gap="medium")  # the fields side by side, wrapping when too long
+    for field, _ in spec.fields:
+        key = f"bits-{field}-{short}"
+        s[key] = [p for p in positions[field] if enc.code >> p & 1]  # the widget shows the current pattern
+        row.pills(
+            TEXT["fields"][field],
+            positions[field],
+            selection_mode="multi",
+            wrap=True,
+            key=key,
+            format_func=lambda p, code=enc.code: _bit_label(code, p),
+            on_change=_flip,
+            args=(short,),
+        )
+    line = TEXT["line"].format(
+        value=repr(enc.value),
+        cls=enc.cls,
+        abs_error=enc.abs_error,
+        rel_error=enc.rel_error,
+        ulp=enc.ulp,
+        down=_fmt(enc.next_down),
+        up=_fmt(enc.next_up),
+    )
+    if enc.exponent_unbiased is not None:
+        line += " · " + TEXT["exponent_note"].format(
+            bits=enc.exponent_bits, raw=enc.exponent_raw, unbiased=enc.exponent_unbiased
+        )
+    flags = [TEXT["flags"][k] for k in TEXT["flags"] if getattr(enc, k)]
+    st.markdown(" · ".join([line, *flags]))
+
+cols = TEXT["cols"]
+st.subheader(TEXT["summary"])
+st.dataframe(
+    [
+        {
+            cols["format"]: enc.format,
+            cols["value"]: repr(enc.value),
+            cols["hex"]: enc.hex,
+            cols["cls"]: enc.cls,
+            cols["abs"]: f"{enc.abs_error:.3g}",
+            cols["rel"]: f"{enc.rel_error:.3g}",
+            cols["ulp"]: f"{enc.ulp:.3g}",
+            cols["down"]: _fmt(enc.next_down),
+            cols["up"]: _fmt(enc.next_up),
+            cols["flags"]: ", ".join(k for k in TEXT["flags"] if getattr(enc, k)) or TEXT["none"],
+        }
+        for enc in encodings.values()
+    ],
+    hide_index=True,
+    width="stretch",
+)
+
+# ── number line ─────────────────────────────────────────────────────────────────────────────────────────────
+st.subheader(TEXT["number_line"])
+st.select_slider(
+    TEXT["zoom"],
+    ZOOMS,
+    key="zoom",
+    format_func=lambda z: TEXT["zoom_labels"].get(z) or TEXT["zoom_step"].format(factor=formats.ZOOM_STEP**z),
+)
+specs = [formats.resolve_format(f) for f in selected]
+limit = max(spec.max for spec in specs)
+lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
+lines = [_number_line(f, lo, hi) for f in selected]
+st.plotly_chart(figures.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None), width="stretch")
+
+# ── from the trace: a real tensor (its extremes also go on the range chart) ─────────────────────────────────
+markers = {TEXT["marker_value"]: x}
+trace_part = st.container()
+st.subheader(TEXT["range"])
+range_chart = st.empty()
+
+with trace_part:
+    st.subheader(TEXT["trace"])
+    result = common.attention_trace(rc)
+    if result is not None:
+        t = result.trace
+        names = [n for n, i in t.landmarks.items() if t.events[i].outputs and t.events[i].outputs[0].stats]
+        if s.lm not in names:
+            used = "scores" if "scores" in names else names[0]
+            st.warning(TEXT["bad_landmark"].format(raw=str(s.lm)[:40], used=used), icon="⚠️")
+            s.lm = used
+        st.selectbox(TEXT["landmark"], names, key="lm")
+        common.write_url(PAGE_PARAMS)
+        out = t.landmark_event(s.lm).outputs[0]
+        sample = out.sample if out.sample is not None else []
+        st.caption(TEXT["trace_intro"].format(dtype=rc.dtype, n=len(sample.reshape(-1)), numel=out.stats.numel))
+        trace_specs = [formats.resolve_format(f) for f in TRACE_FORMATS]
+        if out.stats.log2_hist:
+            st.plotly_chart(figures.format_exponent_figure(s.lm, out.stats.log2_hist, trace_specs), width="stretch")
+            nonzero = abs(sample[(sample != 0) & (abs(sample) < math.inf)])
+            markers[TEXT["marker_max"].format(name=s.lm)] = out.stats.abs_max
+            if nonzero.size:
+                markers[TEXT["marker_min"].format(name=s.lm)] = float(nonzero.min())
+        else:
+            st.info(TEXT["no_trace_values"])
+        cc = TEXT["census_cols"]
+        rows = []
+        for spec in trace_specs:
+            census = formats.storage_census(sample, spec)
+            rows.append({cc["format"]: spec.name} | {cc[k]: getattr(census, k) for k in list(cc)[1:]})
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+range_chart.plotly_chart(figures.range_figure(specs, markers), width="stretch")
+
+# ── stochastic rounding ─────────────────────────────────────────────────────────────────────────────────────
+st.subheader(TEXT["stochastic"])
+st.markdown(TEXT["stochastic_intro"].format(draws=DRAWS))
+sc = TEXT["sr_cols"]
+st.dataframe(
+    [
+        {
+            sc["format"]: r.format,
+            sc["down"]: repr(r.down),
+            sc["up"]: repr(r.up),
+            sc["p_up"]: f"{r.p_up:.6g}",
+            sc["expected"]: repr(r.expected),
+            sc["mean"]: repr(r.sample_mean),
+            sc["nearest"]: repr(r.nearest),
+            sc["bias"]: f"{r.nearest_bias:.3g}",
+        }
+        for r in (_stochastic(text, f) for f in selected)
+    ],
+    hide_index=True,
+    width="stretch",
+)
+
+# ── the libraries ───────────────────────────────────────────────────────────────────────────────────────────
+st.subheader(TEXT["libraries"])
+lc = TEXT["lib_cols"]
+rows = []
+for f in selected:
+    casts = {("numpy" if c.library == "ml_dtypes" else c.library): c for c in formats.library_casts(x, f)}
+    row = {
+        lc["format"]: formats.resolve_format(f).name,
+        lc["agree"]: len({c.bits for c in casts.values()}) == 1,
+    }
+    for lib in ("torch", "numpy", "mpviz"):
+        row[lc[lib]] = f"{casts[lib].value!r} ({casts[lib].hex})" if lib in casts else "—"
+    rows.append(row)
+st.markdown(f"**{TEXT['your_value']}**")
+st.dataframe(rows, hide_index=True, width="stretch")
+pc = TEXT["probe_cols"]
+rows = []
+for f in selected:
+    for d in _disagreements()[f]:
+        probe = TEXT["probe_names"].get(d.probe, d.probe)
+        row = {pc["format"]: d.format, pc["probe"]: probe, pc["input"]: repr(d.input)}
+        row |= {lc.get(c.library, lc["numpy"]): f"{c.value!r} ({c.hex})" for c in d.casts}
+        rows.append(row)
+st.markdown(f"**{TEXT['probes']}**")
+st.dataframe(rows, hide_index=True, width="stretch")
+fc = TEXT["finfo_cols"]
+finfo_rows = [
+    {
+        fc["format"]: c.format,
+        fc["field"]: c.field,
+        fc["torch"]: "—" if c.torch is None else f"{c.torch:.6g}",
+        fc["ml_dtypes"]: f"{c.ml_dtypes:.6g}",
+        fc["measured"]: f"{c.measured:.6g}",
+        fc["agree"]: c.agree,
+    }
+    for c in _finfo_checks()
+]
+st.markdown(f"**{TEXT['finfo']}**")
+st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
+with st.expander(TEXT["finfo_all"]):
+    st.dataframe(finfo_rows, hide_index=True, width="stretch")
+
+# ── properties of every format ──────────────────────────────────────────────────────────────────────────────
+st.subheader(TEXT["properties"])
+pr = TEXT["prop_cols"]
+st.dataframe(
+    [
+        {
+            pr["name"]: spec.name,
+            pr["short"]: spec.short,
+            pr["bits"]: spec.bits,
+            pr["layout"]: f"{spec.sign_bits}·{spec.exponent_bits}·{spec.mantissa_bits}",
+            pr["bias"]: spec.bias,
+            pr["max"]: f"{spec.max:.6g}",
+            pr["smallest_normal"]: f"{spec.smallest_normal:.6g}",
+            pr["smallest_subnormal"]: f"{spec.smallest_subnormal:.6g}",
+            pr["eps"]: f"{spec.eps:.6g}",
+            pr["digits"]: round(spec.decimal_digits, 2),
+            pr["inf"]: spec.has_inf,
+            pr["nan"]: spec.has_nan,
+            pr["negzero"]: spec.has_negative_zero,
+            pr["torch"]: spec.torch_dtype or "—",
+            pr["emulated"]: spec.emulated,
+        }
+        for spec in formats.all_formats()
+    ],
+    hide_index=True,
+    width="stretch",
+)
