@@ -28,10 +28,9 @@ PAGES = [  # (file, key in TEXT["pages"], icon)
 ]
 
 st.set_page_config(page_title=TEXT["title"], page_icon=":material/memory:", layout="wide")
+common.leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
-nav = st.navigation(
-    [st.Page(path, title=TEXT["pages"][key], icon=icon, url_path=key) for path, key, icon in PAGES]
-)
+nav = st.navigation([st.Page(path, title=TEXT["pages"][key], icon=icon, url_path=key) for path, key, icon in PAGES])
 st.session_state["_run_config"] = common.sidebar_config()
 common.show_warnings()
 nav.run()

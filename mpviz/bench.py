@@ -62,5 +62,7 @@ def run_bench(repeat: int = 5, configs: dict | None = None) -> list[BenchRow]:
         traced = _median_ms(lambda cfg=cfg, dtype=dtype: _step(cfg, dtype, True), repeat)
         full = _median_ms(lambda cfg=cfg, dt=dt: trace_attention(cfg, "cpu", dt), repeat)
         events = _step(cfg, dtype, True)
-        rows.append(BenchRow(name, str(dtype).removeprefix("torch."), untraced, traced, full, traced / untraced, events))
+        rows.append(
+            BenchRow(name, str(dtype).removeprefix("torch."), untraced, traced, full, traced / untraced, events)
+        )
     return rows

@@ -2,6 +2,7 @@
 
 JSON has no inf/nan: they become the strings "inf", "-inf", "nan" so a reader can still see them.
 Numpy arrays (tensor samples) are left out unless `arrays=True`: they are for drawing, not for the CLI.
+A dataclass field declared with `metadata={"omit_none": True}` is left out while it is None.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def to_jsonable(obj: Any, arrays: bool = False) -> Any:
         out = {}
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
-            if isinstance(value, np.ndarray) and not arrays:
+            if (isinstance(value, np.ndarray) and not arrays) or (value is None and f.metadata.get("omit_none")):
                 continue
             out[f.name] = to_jsonable(value, arrays)
         return out

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mpviz import figures
+from mpviz.attention import compare_ops
 from mpviz.stats import RANGE_FORMATS, FormatRange
 from pages import common
 
@@ -35,9 +36,25 @@ TEXT = {
     "cast_badge": "cast inserted by autocast for `{op}`",
     "cast_badge_bwd": "gradient of a cast autocast inserted",
     "no_float": "This op has no floating-point output to measure.",
+    "other_device": "↔ Under **{a}**'s autocast policy this op's output is {da}; under **{b}**'s it is {db}.",
+    "device_names": {"cpu": "CPU", "cuda": "CUDA", "cuda-sim": "CUDA (emulated on CPU)"},
+    "emulated": "**CUDA's autocast policy, computed on CPU.** The forward's dtypes match a trace of the real "
+    "AutocastCUDA dispatch on fake CUDA tensors (checked on the Autocast policy page).",
+    "backward_emulated": "**The backward is emulated:** no CPU build can trace CUDA's real backward; these "
+    "gradients follow from the emulated forward's dtypes.",
+    "sdpa_math_path": "**SDPA shows the math path:** a GPU picks a flash, memory-efficient or cuDNN kernel by "
+    "hardware and shape; the dtypes shown are the math path's.",
     "nearby": "Ops around this step",
-    "cols": {"step": "step", "index": "#", "phase": "phase", "module": "module", "op": "op", "dtypes": "dtypes",
-             "cast": "autocast cast", "landmark": "landmark"},
+    "cols": {
+        "step": "step",
+        "index": "#",
+        "phase": "phase",
+        "module": "module",
+        "op": "op",
+        "dtypes": "dtypes",
+        "cast": "autocast cast",
+        "landmark": "landmark",
+    },
     "stats": {
         "min": "min",
         "max": "max",
@@ -78,8 +95,7 @@ PAGE_PARAMS = [
     common.UrlParam("ec", 0, int),
 ]
 
-st.title(TEXT["title"])
-st.markdown(TEXT["intro"])
+common.page_header(TEXT["title"], TEXT["intro"])
 rc = common.run_config()
 result = common.attention_trace(rc)
 if result is None:
@@ -91,9 +107,7 @@ s = st.session_state
 # ── which steps: story (landmarks) or every op, optionally one phase ─────────────────────────────────────────
 c1, c2 = st.columns([2, 2])
 c1.segmented_control(TEXT["view"], list(TEXT["views"]), key="view", format_func=TEXT["views"].get, required=True)
-c2.segmented_control(
-    TEXT["phase"], list(TEXT["phases"]), key="phase", format_func=TEXT["phases"].get, required=True
-)
+c2.segmented_control(TEXT["phase"], list(TEXT["phases"]), key="phase", format_func=TEXT["phases"].get, required=True)
 events = t.story() if s.view == "story" else t.events
 if s.phase != "all":
     events = [e for e in events if e.phase == s.phase]
@@ -112,7 +126,11 @@ n_casts = sum(e.autocast_cast for e in t.events)
 n_fwd = sum(e.phase == "forward" for e in t.events)
 st.caption(
     TEXT["summary"].format(
-        n=len(t.events), f=n_fwd, b=len(t.events) - n_fwd, c=n_casts, device=result.device,
+        n=len(t.events),
+        f=n_fwd,
+        b=len(t.events) - n_fwd,
+        c=n_casts,
+        device=result.device,
         dtype=result.autocast_dtype or "off",
     )
 )
@@ -127,10 +145,15 @@ def _jump_to(index: int) -> None:
 bad = t.first_nonfinite()
 if bad is not None:
     o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)
-    what = ", ".join(f"{n} {k}" for k, n in (("nan", o.stats.nan), ("+inf", o.stats.posinf),
-                                               ("-inf", o.stats.neginf)) if n)
-    st.error(TEXT["nonfinite"].format(index=bad.index, op=bad.op, module=bad.module or "(model)",
-                                      phase=bad.phase, what=what), icon="🔥")
+    what = ", ".join(
+        f"{n} {k}" for k, n in (("nan", o.stats.nan), ("+inf", o.stats.posinf), ("-inf", o.stats.neginf)) if n
+    )
+    st.error(
+        TEXT["nonfinite"].format(
+            index=bad.index, op=bad.op, module=bad.module or "(model)", phase=bad.phase, what=what
+        ),
+        icon="🔥",
+    )
     st.button(TEXT["jump"].format(index=bad.index), on_click=_jump_to, args=(bad.index,))
 
 
@@ -153,8 +176,9 @@ st.subheader(TEXT["step_title"].format(index=ev.index, op=ev.op))
 line = TEXT["module"].format(module=ev.module or "(model)", phase=ev.phase)
 if ev.autograd_node:
     line += TEXT["node"].format(node=ev.autograd_node, fwd=ev.forward_index if ev.forward_index is not None else "?")
-if ev.landmark:
-    line += " · " + TEXT["landmark"].format(name=ev.landmark)
+names = [n for n, i in t.landmarks.items() if i == ev.index]  # one op can produce two (ln's weight and bias grads)
+if names:
+    line += " · " + TEXT["landmark"].format(name=", ".join(names))
 st.markdown(line)
 ins = " ".join(common.dtype_badge(i.dtype) for i in ev.inputs) or "—"
 outs = " ".join(common.dtype_badge(o.dtype) for o in ev.outputs) or "—"
@@ -185,6 +209,26 @@ with st.expander(TEXT["nearby"], expanded=False):
         width="stretch",
     )
 
+other = common.counterpart_trace(rc)
+if other is not None:
+    pair = compare_ops(result, other).get(ev.index)
+    if pair is not None:
+        names = TEXT["device_names"]
+        text = TEXT["other_device"].format(
+            a=names[result.device],
+            b=names[other.device],
+            da=common.dtype_badge(pair[0]),
+            db=common.dtype_badge(pair[1]),
+        )
+        st.container(border=True).markdown(text, unsafe_allow_html=True)
+if result.device == "cuda-sim":
+    notes = [TEXT["emulated"]]
+    if ev.phase == "backward":
+        notes.append(TEXT["backward_emulated"])
+    if rc.config.attention == "sdpa":
+        notes.append(TEXT["sdpa_math_path"])
+    st.caption(" ".join(notes))
+
 out = next((o for o in ev.outputs if o.stats is not None), None)
 if out is None:
     st.info(TEXT["no_float"])
@@ -214,9 +258,7 @@ left.plotly_chart(
 )
 if out is not None and out.stats.log2_hist:
     ranges = [FormatRange.of(d) for d in RANGE_FORMATS[:2]]
-    right.plotly_chart(
-        figures.exponent_histogram_figure(out.stats.log2_hist, out.dtype, ranges), width="stretch"
-    )
+    right.plotly_chart(figures.exponent_histogram_figure(out.stats.log2_hist, out.dtype, ranges), width="stretch")
     right.caption(TEXT["hist"])
 
 left, right = st.columns(2)
@@ -228,7 +270,10 @@ if "probs" in t.landmarks:
     left.number_input(TEXT["heat_head"], 0, heads - 1, key="head")
     sel = left.plotly_chart(
         figures.heatmap_figure(probs[s.head], title=TEXT["heatmap"].format(head=s.head)),
-        width="stretch", on_select="rerun", selection_mode="points", key="heat_sel",
+        width="stretch",
+        on_select="rerun",
+        selection_mode="points",
+        key="heat_sel",
     )
     points = (sel or {}).get("selection", {}).get("points", []) if isinstance(sel, dict) else []
     if points and "customdata" in points[0]:

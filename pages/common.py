@@ -20,13 +20,6 @@ from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig,
 
 T = TypeVar("T")
 
-# Streamlit sees the pages/ folder and runs a fresh process's first script run in its legacy multipage mode,
-# executing a page file directly and skipping app.py (and its st.navigation). Every page imports this module,
-# so switch the legacy mode off here, once per process, and rerun: from then on app.py is the entry point.
-if PagesManager.uses_pages_directory:
-    PagesManager.uses_pages_directory = False
-    st.rerun()
-
 TEXT = {
     "sidebar_title": "Run config",
     "device": "Device",
@@ -45,7 +38,11 @@ TEXT = {
     "fixed": "`{field}={value}` is outside the limits ({reason}, limit {limit}); using `{used}` instead.",
     "config_error": "This configuration cannot run: {error}",
     "computing": "Running forward and backward under autocast and tracing every op…",
-    "device_labels": {"cpu": "CPU", "cuda": "CUDA (this machine's GPU)", "cuda-sim": "CUDA policy, computed on CPU"},
+    "device_labels": {
+        "cpu": "CPU",
+        "cuda": "CUDA (this machine's GPU)",
+        "cuda-sim": "CUDA policy, computed on CPU",
+    },
     "dtype_labels": {"off": "off (float32)", "fp16": "float16", "bf16": "bfloat16"},
 }
 
@@ -117,6 +114,19 @@ def show_warnings() -> None:
         st.warning(message, icon="⚠️")
 
 
+def leave_legacy_pages_mode() -> None:
+    """Make app.py's st.navigation the entry point, even on a fresh process's very first run.
+
+    Seeing a pages/ folder, Streamlit runs a fresh process's first script run in its legacy multipage mode: it
+    lists the folder's files and may execute a page file directly, skipping app.py. Switch that mode off and
+    rerun. Called from app.py and from `page_header()` (which every page calls first), never at import time: a rerun
+    raised during an import would break that import for concurrent sessions.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 # ── the shared run config (sidebar, owned by app.py) ─────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class RunConfig:
@@ -184,23 +194,26 @@ def sidebar_config() -> RunConfig:
     sb = st.sidebar
     sb.header(TEXT["sidebar_title"])
     sb.selectbox(TEXT["device"], devices(), key="device", format_func=lambda d: TEXT["device_labels"].get(d, d))
-    sb.segmented_control(
-        TEXT["dtype"], DTYPE_CHOICES, key="dtype", format_func=TEXT["dtype_labels"].get, required=True
-    )
+    sb.segmented_control(TEXT["dtype"], DTYPE_CHOICES, key="dtype", format_func=TEXT["dtype_labels"].get, required=True)
     sb.number_input(TEXT["seq"], 1, LIMITS.max_seq_len, key="seq")
     c1, c2 = sb.columns(2)
     c1.number_input(TEXT["dim"], 1, LIMITS.max_d_model, key="dim")
     c2.number_input(TEXT["heads"], 1, LIMITS.max_heads, key="heads")
     sb.segmented_control(TEXT["attention"], ATTENTION_KINDS, key="attn", required=True)
-    sb.segmented_control(
-        TEXT["softmax"], SOFTMAX_KINDS, key="softmax", required=True, disabled=s.attn != "manual"
-    )
+    sb.segmented_control(TEXT["softmax"], SOFTMAX_KINDS, key="softmax", required=True, disabled=s.attn != "manual")
     sb.number_input(TEXT["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
     sb.toggle(TEXT["causal"], key="causal")
     sb.number_input(TEXT["seed"], 0, 2**31 - 1, key="seed")
     write_url(SIDEBAR_PARAMS)
     cfg, _ = clamp(_config_from_state(), s.device, mpviz.parse_autocast_dtype(s.dtype))
     return RunConfig(cfg, s.device, s.dtype)
+
+
+def page_header(title: str, intro: str) -> None:
+    """Every page starts here: legacy-mode guard, title, one paragraph of introduction."""
+    leave_legacy_pages_mode()
+    st.title(title)
+    st.markdown(intro)
 
 
 def run_config() -> RunConfig:
@@ -223,6 +236,17 @@ def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
             return _trace(tuple(sorted(rc.config.to_dict().items())), rc.device, rc.dtype)
     except ConfigError as e:
         st.error(TEXT["config_error"].format(error=e))
+        return None
+
+
+def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
+    """The same config traced under the other policy: CUDA's (emulated on CPU) for a CPU run, and vice versa."""
+    other = "cpu" if rc.device in ("cuda", "cuda-sim") else "cuda-sim"
+    if rc.dtype == "off":
+        return None
+    try:
+        return _trace(tuple(sorted(rc.config.to_dict().items())), other, rc.dtype)
+    except ConfigError:
         return None
 
 

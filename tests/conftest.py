@@ -1,7 +1,17 @@
-"""Shared fixtures. Streamlit caches are process-wide, so each test starts with them empty."""
+"""Shared fixtures: empty Streamlit caches per test, and a real `streamlit run app.py` for server-level tests."""
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import pytest
 import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 
 
 @pytest.fixture(autouse=True)
@@ -9,3 +19,45 @@ def _clear_streamlit_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
     yield
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def streamlit_server(tmp_path_factory):
+    """A fresh `streamlit run app.py` per test module on a free loopback port; yields (base URL, log path)."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", *SERVER_ARGS, "--server.port", str(port)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not become healthy in 90 s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url, log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)

@@ -5,11 +5,6 @@ In CI (CI=true) a missing Chromium is a failure, never a skip: .ci/run installs 
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,46 +23,22 @@ def _require_chromium() -> str:
     pytest.skip("no chromium on this machine (apt-get install -y chromium); CI runs this test for real")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not become healthy in 90 s")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def test_attention_page_in_a_real_browser(server, tmp_path):
+def test_attention_page_in_a_real_browser(streamlit_server, tmp_path):
+    server, _ = streamlit_server
     exe = _require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=exe,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
         )
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         page.goto(f"{server}/?dtype=fp16")

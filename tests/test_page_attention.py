@@ -77,3 +77,17 @@ def test_sdpa_explains_the_missing_heatmap():
     at = _app(attn="sdpa")
     assert not at.exception
     assert any("SDPA" in i.value for i in at.info)
+
+
+def test_cpu_and_cuda_policies_are_compared_where_they_differ():
+    at = _app(dtype="bf16", step="6")  # story step 6: probs
+    assert "probs" in " ".join(m.value for m in at.markdown)
+    line = next(m.value for m in at.markdown if "autocast policy this op" in m.value)
+    assert "bfloat16" in line and "float32" in line  # CPU keeps softmax in bf16, CUDA's policy upcasts it
+
+
+def test_cuda_sim_is_labelled_as_emulated():
+    at = _app(device="cuda-sim", dtype="fp16", step="20")  # a backward step
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "computed on CPU" in captions and "backward is emulated" in captions

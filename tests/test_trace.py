@@ -1,6 +1,5 @@
 """The tracer and the attention run: real dtypes, exact autocast casts, module paths, landmarks, concurrency."""
 
-import math
 import threading
 
 import pytest
@@ -67,7 +66,16 @@ def test_backward_events_carry_module_paths(bf16):
     bwd = [e for e in bf16.trace.events if e.phase == "backward"]
     assert bwd and all(e.autograd_node for e in bwd)
     modules = {e.module for e in bwd}
-    assert {"attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.out_proj", "head", "ln", "attn", "loss"} <= modules
+    assert {
+        "attn.q_proj",
+        "attn.k_proj",
+        "attn.v_proj",
+        "attn.out_proj",
+        "head",
+        "ln",
+        "attn",
+        "loss",
+    } <= modules
     mm = [e for e in bwd if e.module == "attn.k_proj" and e.op == "aten.mm.default"]
     assert mm and all(e.autograd_node == "AddmmBackward0" for e in mm)
     assert bf16.trace.events[mm[0].forward_index].landmark == "k"  # linked to the forward op it differentiates
@@ -181,6 +189,6 @@ def test_two_threads_tracing_at_once_match_sequential_runs():
         th.join()
     assert results == sequential
     # and a plain untraced autocast run in this thread is unaffected by the kernels the tracer installed
-    model, x, y = mpviz.build(AttentionConfig())
+    model, x, _ = mpviz.build(AttentionConfig())
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert model.head(x).dtype == torch.bfloat16
