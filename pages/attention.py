@@ -27,6 +27,8 @@ TEXT = {
     "nonfinite": "**inf/nan first appears at op #{index}** (`{op}` in `{module}`, {phase}): "
     "this op's own arithmetic produced {what}.",
     "jump": "Jump to op #{index}",
+    "other_finite": "Under **{device}**'s autocast policy the same run stays finite.",
+    "other_nonfinite": "Under **{device}**'s autocast policy it first appears at op #{index} (`{op}`).",
     "step_title": "#{index} · `{op}`",
     "module": "module `{module}` · {phase}",
     "node": " · autograd node `{node}` (gradient of op #{fwd})",
@@ -143,17 +145,24 @@ def _jump_to(index: int) -> None:
 
 
 bad = t.first_nonfinite()
+other = common.counterpart_trace(rc)  # the same run under the other device's autocast policy
 if bad is not None:
     o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)
     what = ", ".join(
         f"{n} {k}" for k, n in (("nan", o.stats.nan), ("+inf", o.stats.posinf), ("-inf", o.stats.neginf)) if n
     )
-    st.error(
-        TEXT["nonfinite"].format(
-            index=bad.index, op=bad.op, module=bad.module or "(model)", phase=bad.phase, what=what
-        ),
-        icon="🔥",
+    message = TEXT["nonfinite"].format(
+        index=bad.index, op=bad.op, module=bad.module or "(model)", phase=bad.phase, what=what
     )
+    if other is not None:
+        other_bad = other.trace.first_nonfinite()
+        device = TEXT["device_names"][other.device]
+        message += " " + (
+            TEXT["other_finite"].format(device=device)
+            if other_bad is None
+            else TEXT["other_nonfinite"].format(device=device, index=other_bad.index, op=other_bad.op)
+        )
+    st.error(message, icon="🔥")
     st.button(TEXT["jump"].format(index=bad.index), on_click=_jump_to, args=(bad.index,))
 
 
@@ -209,7 +218,6 @@ with st.expander(TEXT["nearby"], expanded=False):
         width="stretch",
     )
 
-other = common.counterpart_trace(rc)
 if other is not None:
     pair = compare_ops(result, other).get(ev.index)
     if pair is not None:

@@ -67,6 +67,7 @@ def test_overflow_is_announced_with_a_jump_button():
     at = _app(dtype="fp16", softmax="naive", scale="10")
     assert not at.exception
     assert any("inf/nan first appears" in e.value for e in at.error)
+    assert any("CUDA (emulated on CPU)**'s autocast policy it first appears" in e.value for e in at.error)
     jump = next(b for b in at.button if b.label.startswith("Jump to op"))
     jump.click().run()
     assert at.session_state["view"] == "full"
@@ -91,3 +92,10 @@ def test_cuda_sim_is_labelled_as_emulated():
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
     assert "computed on CPU" in captions and "backward is emulated" in captions
+
+
+def test_an_overflow_that_cuda_policy_avoids_is_said_so():
+    # scores reach ~18: past fp16's exp limit (~11.09) but not float32's (~88.7), where CUDA's policy runs exp
+    at = _app(dtype="fp16", softmax="naive", scale="4")
+    assert not at.exception
+    assert any("the same run stays finite" in e.value for e in at.error)
