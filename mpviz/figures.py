@@ -92,25 +92,31 @@ def dataflow_figure(dtypes: dict[str, str], current: str | None = None, title: s
     probs under fused SDPA) are drawn hollow. `current` gets a thick outline.
     """
     fig = _fig(title=title, height=360, showlegend=False)
-    for a, b in DATAFLOW_EDGES:
-        (x0, y0), (x1, y1) = DATAFLOW_LAYOUT[a], DATAFLOW_LAYOUT[b]
-        fig.add_annotation(
-            x=x1,
-            y=y1,
-            ax=x0,
-            ay=y0,
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            text="",
-            showarrow=True,
-            arrowhead=2,
-            arrowwidth=1.2,
-            arrowcolor="#aaaaaa",
-            standoff=18,
-            startstandoff=18,
-        )
+    arrow = dict(
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        text="",
+        showarrow=True,
+        arrowhead=2,
+        arrowwidth=1.2,
+        arrowcolor="#aaaaaa",
+        standoff=18,
+        startstandoff=18,
+    )
+    fig.update_layout(  # one layout update: adding 17 annotations one by one costs ~40 ms per page run
+        annotations=[
+            dict(
+                arrow,
+                x=DATAFLOW_LAYOUT[b][0],
+                y=DATAFLOW_LAYOUT[b][1],
+                ax=DATAFLOW_LAYOUT[a][0],
+                ay=DATAFLOW_LAYOUT[a][1],
+            )
+            for a, b in DATAFLOW_EDGES
+        ]
+    )
     names = list(DATAFLOW_LAYOUT)
     xs, ys = zip(*(DATAFLOW_LAYOUT[n] for n in names), strict=True)
     fills = [dtype_color(dtypes[n]) if n in dtypes else "white" for n in names]
