@@ -296,7 +296,8 @@ def _autocast_kernel(op: torch._ops.OpOverload, key: DispatchKey, device_type: s
 def install_autocast_kernels(device_type: str) -> int:
     """Wrap every op that has a kernel at this device's Autocast key (idempotent). Returns how many are wrapped.
 
-    Ops registered later (e.g. by the CUDA-policy emulation) are picked up by calling this again.
+    `trace()` scans once per device type (~35 ms); whoever registers Autocast kernels later (the CUDA-policy
+    emulation) calls this again so the new ops are wrapped too.
     """
     key = AUTOCAST_KEYS[device_type]
     with _install_lock:
@@ -327,7 +328,8 @@ def trace(
     cast only counts as autocast's if it goes where the op's category sends it.
     """
     device_type = torch.device(device).type
-    install_autocast_kernels(device_type)
+    if not any(k == AUTOCAST_KEYS[device_type] for _, k in _installed):  # first trace on this device type
+        install_autocast_kernels(device_type)
     result = Trace(device=device)
     rec = _Recorder(result, model, keep_stats, on_landmark, policy)
     handles = []
