@@ -10,7 +10,7 @@ from pages import common
 TEXT = {
     "title": "Attention, step by step",
     "intro": (
-        "A real PyTorch self-attention layer runs forward and backward under `torch.autocast` while every ATen "
+        "A real PyTorch self-attention layer runs forward and backward under autocast (`torch.amp`) while every ATen "
         "op is traced. Step through it: each tensor's dtype, the casts autocast inserted, its values against the "
         "fp16/bf16 ranges, and its error against a float64 run of the same weights."
     ),
