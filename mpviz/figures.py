@@ -219,29 +219,32 @@ def exponent_histogram_figure(
     return fig
 
 
-def heatmap_figure(matrix, title: str = "", colorbar: str = "") -> go.Figure:
+def heatmap_figure(matrix, title: str = "", colorbar: str = "", selected: tuple[int, int] | None = None) -> go.Figure:
     """A matrix as a heatmap, plus an invisible scatter over the cell centres so a click selects a cell.
 
-    (Streamlit returns empty selections for go.Heatmap; a selection on the scatter carries customdata=[row, col].)
+    (Streamlit returns empty selections for go.Heatmap; a selected scatter point has x = column, y = row.)
     """
     m = np.asarray(matrix, dtype=np.float32)
     rows, cols = np.meshgrid(np.arange(m.shape[0]), np.arange(m.shape[1]), indexing="ij")
     fig = _fig(title=title, height=min(640, 160 + 12 * m.shape[0]))
-    fig.add_trace(go.Heatmap(z=m, colorscale="Viridis", colorbar=dict(title=colorbar), hoverongaps=False))
+    fig.add_trace(go.Heatmap(z=m, colorscale="Viridis", colorbar=dict(title=colorbar), hoverinfo="skip"))
     fig.add_trace(
         go.Scatter(
             x=cols.ravel(),
             y=rows.ravel(),
             mode="markers",
-            marker=dict(opacity=0, size=10),
-            customdata=np.stack([rows.ravel(), cols.ravel()], axis=1),
-            hovertemplate="row %{y}, col %{x}<extra></extra>",
+            marker=dict(opacity=0, size=max(6, 360 // max(m.shape))),  # about one cell wide
+            text=[f"{v:.4g}" for v in m.ravel()],
+            hovertemplate="row %{y}, col %{x}: %{text}<extra></extra>",
             showlegend=False,
         )
     )
     fig.update_yaxes(autorange="reversed", title="query row")
     fig.update_xaxes(title="key column")
-    fig.update_layout(clickmode="event+select", dragmode=False)
+    if selected is not None:  # (row, col) outlined
+        r, c = selected
+        fig.add_shape(type="rect", x0=c - 0.5, x1=c + 0.5, y0=r - 0.5, y1=r + 0.5, line=dict(color="#E15759", width=3))
+    fig.update_layout(clickmode="event+select", hovermode="closest")
     return fig
 
 

@@ -105,6 +105,10 @@ if result is None:
 t = result.trace
 common.seed_from_url(PAGE_PARAMS)
 s = st.session_state
+goto = s.pop("_goto", None)  # a heatmap cell was clicked: show that element of probs in the picker
+if goto is not None:
+    s.phase = "all" if s.phase == "backward" else s.phase
+    s.em, s.er, s.ec = goto
 
 # ── which steps: story (landmarks) or every op, optionally one phase ─────────────────────────────────────────
 c1, c2 = st.columns([2, 2])
@@ -116,6 +120,9 @@ if s.phase != "all":
 if not events:
     events = t.events
 n_steps = len(events)
+if goto is not None:
+    s._op = t.landmarks["probs"]
+    s.step = next(i for i, e in enumerate(events) if e.index == s._op)
 if s.get("_list") not in (None, (s.view, s.phase)) and "_op" in s:  # list changed: stay on the same op
     s.step = next((i for i, e in enumerate(events) if e.index >= s._op), n_steps - 1)
 s._list = (s.view, s.phase)
@@ -277,15 +284,22 @@ if "probs" in t.landmarks:
         s.head = 0
     left.number_input(TEXT["heat_head"], 0, heads - 1, key="head")
     sel = left.plotly_chart(
-        figures.heatmap_figure(probs[s.head], title=TEXT["heatmap"].format(head=s.head)),
+        figures.heatmap_figure(
+            probs[s.head],
+            title=TEXT["heatmap"].format(head=s.head),
+            selected=(s.er, s.ec) if ev.landmark == "probs" and s.em == s.head else None,
+        ),
         width="stretch",
         on_select="rerun",
         selection_mode="points",
         key="heat_sel",
     )
-    points = (sel or {}).get("selection", {}).get("points", []) if isinstance(sel, dict) else []
-    if points and "customdata" in points[0]:
-        s["_picked"] = (s.head, *points[0]["customdata"][:2])
+    points = (sel or {}).get("selection", {}).get("points", [])
+    if points:  # a point of the invisible scatter: x is the key column, y the query row
+        pick = (s.head, int(points[0]["y"]), int(points[0]["x"]))
+        if s.get("_clicked") != pick:  # a new click (the selection persists across reruns)
+            s._clicked = s._goto = pick
+            st.rerun()  # the step slider already exists in this run: move it at the top of the next
 else:
     left.info(TEXT["no_probs"])
 right.plotly_chart(
@@ -297,9 +311,6 @@ right.plotly_chart(
 if out is not None and out.sample is not None:
     st.subheader(TEXT["picker"])
     m, r, c = out.sample.shape
-    picked = s.pop("_picked", None)
-    if picked is not None and ev.landmark == "probs":
-        s.em, s.er, s.ec = (int(v) for v in picked)
     s.em, s.er, s.ec = min(max(s.em, 0), m - 1), min(max(s.er, 0), r - 1), min(max(s.ec, 0), c - 1)
     p1, p2, p3 = st.columns(3)
     p1.number_input(TEXT["picker_mat"], 0, m - 1, key="em")

@@ -13,6 +13,14 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+HAS_HEATMAP = (
+    "() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.data?.some(d => d.type === 'heatmap'))"
+)
+CELL_CENTRE = """([col, row]) => {  // page coordinates of a heatmap cell's centre, from plotly's own axes
+    const p = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.data?.some(d => d.type === 'heatmap'));
+    const L = p._fullLayout, r = p.getBoundingClientRect();
+    return [r.left + L._size.l + L.xaxis.l2p(col), r.top + L._size.t + L.yaxis.l2p(row)];
+}"""
 
 
 def _require_chromium() -> str:
@@ -40,7 +48,7 @@ def test_attention_page_in_a_real_browser(streamlit_server, tmp_path):
                 "--no-first-run",
             ],
         )
-        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        page = browser.new_page(viewport={"width": 1600, "height": 2600})  # tall: no scrolling to the heatmap
         page.goto(f"{server}/?dtype=fp16")
         page.wait_for_selector(APP_IDLE, timeout=180_000)
         page.get_by_text("Attention, step by step").first.wait_for(timeout=60_000)
@@ -51,6 +59,15 @@ def test_attention_page_in_a_real_browser(streamlit_server, tmp_path):
         assert page.locator("h3").first.inner_text() != heading
         assert page.locator("[data-testid='stException']").count() == 0
         assert "step=1" in page.url  # the view lives in the URL
+        # click a heatmap cell (the invisible-scatter trick): the picker jumps to that element of probs
+        page.wait_for_function(HAS_HEATMAP, timeout=60_000)
+        x, y = page.evaluate(CELL_CENTRE, [3, 7])
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        page.wait_for_timeout(800)
+        page.wait_for_selector(APP_IDLE, timeout=120_000)
+        page.wait_for_url("**er=7**", timeout=60_000)
+        assert "ec=3" in page.url and "_softmax" in page.locator("h3").first.inner_text()
         shot = tmp_path / "attention.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
