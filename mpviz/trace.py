@@ -118,7 +118,7 @@ class _Recorder(TorchDispatchMode):
         self.module_stack: list[str] = []
         self.spans: list[tuple[int, int, str]] = []  # (first seq nr, end seq nr, module path) per forward call
         self.param_names = {id(p): n for n, p in model.named_parameters()}
-        self.produced: dict[tuple, int] = {}  # storage key of a tensor (see _key) → latest event that wrote it
+        self.produced: dict[tuple, tuple[int, int]] = {}  # storage key (see _key) → (event, output) that wrote it
         self.fwd_outputs: list[tuple[int, torch.Tensor]] = []  # strong refs until grad_fn seq nrs are read
         self.seq_to_forward: dict[int, int] | None = None
         self.cast_events: set[int] = set()
@@ -157,10 +157,10 @@ class _Recorder(TorchDispatchMode):
             is_cast = func is _TO_COPY and forward_index in self.cast_events
         if is_cast and phase == "forward":
             self.cast_events.add(index)
-        for o in tout:  # a view/alias never takes a tensor's identity away from the op that computed it
+        for position, o in enumerate(tout):  # a view/alias never takes a tensor's identity from its producer
             if not (func.is_view and _key(o) in self.produced):
-                self.produced[_key(o)] = index
-        outputs = tuple(self._info(o, index) for o in tout)
+                self.produced[_key(o)] = (index, position)
+        outputs = tuple(self._info(o) for o in tout)
         creates = False
         if any(o.stats is not None and o.stats.nonfinite for o in outputs):
             # Compare per kind (nan, +inf, -inf): exp(-inf mask) = 0 must not hide exp(big) = +inf.
@@ -184,7 +184,7 @@ class _Recorder(TorchDispatchMode):
             )
         )
 
-    def _info(self, t: torch.Tensor, index: int) -> TensorInfo:
+    def _info(self, t: torch.Tensor) -> TensorInfo:
         if not (self.keep_stats and t.is_floating_point()):
             return TensorInfo(dtype_name(t.dtype), tuple(t.shape))
         return TensorInfo(dtype_name(t.dtype), tuple(t.shape), tensor_stats(t), sample_values(t, **OTHER_SAMPLE))
@@ -228,19 +228,16 @@ class _Recorder(TorchDispatchMode):
     def _bind_landmark(self, name: str, t: torch.Tensor) -> None:
         if self.on_landmark is not None:
             self.on_landmark(name, t)
-        index = self.produced.get(_key(t))
-        if index is None:
+        hit = self.produced.get(_key(t))
+        if hit is None:
             return
+        index, position = hit
         self.trace.landmarks[name] = index
         ev = self.trace.events[index]
-        if self.keep_stats:  # landmarks keep a larger sample for heatmaps
-            outs = tuple(
-                TensorInfo(o.dtype, o.shape, o.stats, sample_values(t, **LANDMARK_SAMPLE))
-                if o.shape == tuple(t.shape) and o.stats is not None
-                else o
-                for o in ev.outputs
-            )
-            ev = replace(ev, outputs=outs)
+        if self.keep_stats and ev.outputs[position].stats is not None:  # landmarks keep a larger sample
+            outs = list(ev.outputs)
+            outs[position] = replace(outs[position], sample=sample_values(t, **LANDMARK_SAMPLE))
+            ev = replace(ev, outputs=tuple(outs))
         self.trace.events[index] = replace(ev, landmark=ev.landmark or name)  # one op may yield two landmarks
 
 
