@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
@@ -16,9 +17,8 @@ from streamlit.runtime.pages_manager import PagesManager
 import mpviz
 from mpviz import figures
 from mpviz.figures import dtype_color
+from mpviz.formats import encode
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, ConfigError, clamp
-
-T = TypeVar("T")
 
 TEXT = {
     "sidebar_title": "Run config",
@@ -205,8 +205,7 @@ def sidebar_config() -> RunConfig:
     sb.toggle(TEXT["causal"], key="causal")
     sb.number_input(TEXT["seed"], 0, 2**31 - 1, key="seed")
     write_url(SIDEBAR_PARAMS)
-    cfg, _ = clamp(_config_from_state(), s.device, mpviz.parse_autocast_dtype(s.dtype))
-    return RunConfig(cfg, s.device, s.dtype)
+    return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
 
 
 def page_header(title: str, intro: str) -> None:
@@ -229,11 +228,16 @@ def _trace(cfg_items: tuple, device: str, dtype: str) -> mpviz.AttentionTrace:
     return mpviz.trace_attention(AttentionConfig(**dict(cfg_items)), device=device, dtype=dtype)
 
 
+def _key(cfg: AttentionConfig) -> tuple:
+    """A small hashable cache key for a config (Streamlit hashes it cheaply, unlike arrays)."""
+    return tuple(sorted(cfg.to_dict().items()))
+
+
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     """The traced run for `rc` (cached process-wide and treated as read-only), or None after showing the error."""
     try:
         with st.spinner(TEXT["computing"]):
-            return _trace(tuple(sorted(rc.config.to_dict().items())), rc.device, rc.dtype)
+            return _trace(_key(rc.config), rc.device, rc.dtype)
     except ConfigError as e:
         st.error(TEXT["config_error"].format(error=e))
         return None
@@ -245,7 +249,7 @@ def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     if rc.dtype == "off":
         return None
     try:
-        return _trace(tuple(sorted(rc.config.to_dict().items())), other, rc.dtype)
+        return _trace(_key(rc.config), other, rc.dtype)
     except ConfigError:
         return None
 
@@ -263,17 +267,14 @@ def dtype_badge(dtype: str | None) -> str:
 @st.cache_data(max_entries=256, show_spinner=False)
 def bit_layout(value: float, dtype: str):
     """Bit boxes of `value` stored as `dtype` (sign / exponent / mantissa coloured), from mpviz.formats."""
-    from mpviz.formats import encode
-
     return figures.bit_layout_figure(encode(value, dtype))
 
 
 def share_link(url_path: str) -> None:
     """The link that reopens this exact view: this page plus every piece of state in the URL."""
-    from urllib.parse import urlencode, urlsplit
-
     base = urlsplit(st.context.url or "http://localhost:8501")
     query = urlencode(st.query_params.to_dict())
     link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
+    st.sidebar.caption(TEXT["share"])
     st.sidebar.code(link, language=None, wrap_lines=True)
     st.sidebar.caption(TEXT["share_help"])
