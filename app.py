@@ -17,6 +17,7 @@ TEXT = {
         "formats": "Number formats",
         "softmax": "Softmax overflow",
         "scaler": "GradScaler",
+        "claims": "Tutorial claims, checked",
     },
 }
 PAGES = [  # (file, key in TEXT["pages"], icon)
@@ -25,6 +26,7 @@ PAGES = [  # (file, key in TEXT["pages"], icon)
     ("pages/formats.py", "formats", ":material/memory:"),
     ("pages/softmax.py", "softmax", ":material/functions:"),
     ("pages/scaler.py", "scaler", ":material/speed:"),
+    ("pages/claims.py", "claims", ":material/fact_check:"),
 ]
 
 st.set_page_config(page_title=TEXT["title"], page_icon=":material/memory:", layout="wide")

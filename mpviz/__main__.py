@@ -1,4 +1,4 @@
-"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|bench> [--json].
+"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench> [--json].
 
 Each subcommand has one `_add_<name>(subparsers)` that declares its arguments and one `_run_<name>(args)` that
 prints. Bad arguments and configs outside mpviz's limits exit with status 2 and one line on stderr.
@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
+from mpviz import claims
 from mpviz import softmax as sm
 from mpviz.attention import trace_attention
 from mpviz.bench import run_bench
@@ -440,6 +441,56 @@ def _run_policy(args) -> None:
     )
 
 
+# ── tutorial claims ───────────────────────────────────────────────────────────────────────────────────────
+def _add_claims(sub) -> None:
+    p = sub.add_parser("claims", help="check the tutorials' claims against this machine's torch, with verdicts")
+    p.add_argument("--id", type=int, default=None, help="check one claim (default: all, slow ones included)")
+    p.add_argument("--json", action="store_true")
+
+
+def _headline_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_headline_text(v) for v in value) + ")"
+    return str(value)
+
+
+def _run_claims(args) -> None:
+    chosen = [claims.claim(args.id)] if args.id is not None else list(claims.CLAIMS)  # ConfigError: exit 2
+    results = [(c, claims.check(c.id)) for c in chosen]
+    if args.json:
+        rows = [
+            {
+                "id": c.id,
+                "key": c.key,
+                "seeds": c.seeds,
+                "on_demand": c.on_demand,
+                "verdict": r.verdict,
+                "device_verdicts": r.device_verdicts,
+                "headline": r.headline,
+                "evidence": r.evidence,
+            }
+            for c, r in results
+        ]
+        print(dumps({"autocast_dtype": claims.AUTOCAST_DTYPE, "claims": rows}))
+        return
+    _print_table(
+        [
+            [
+                c.id,
+                c.key,
+                c.seeds[0],
+                r.verdict,
+                ", ".join(f"{d}: {v}" for d, v in r.device_verdicts.items()) or "-",
+                "; ".join(f"{k}={_headline_text(v)}" for k, v in r.headline.items()),
+            ]
+            for c, r in results
+        ],
+        ["id", "claim", "seed", "verdict", "per device", "key numbers"],
+    )
+
+
 # ── registry: name → (declare arguments, run) ─────────────────────────────────────────────────────────────
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "policy": (_add_policy, _run_policy),
@@ -449,6 +500,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "softmax": (_add_softmax, _run_softmax),
     "scaler": (_add_scaler, _run_scaler),
     "recipes": (_add_recipes, _run_recipes),
+    "claims": (_add_claims, _run_claims),
 }
 
 

@@ -72,7 +72,7 @@ def test_attention_page_in_a_real_browser(streamlit_server, tmp_path):
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         print(f"screenshot: {shot}")
-        for slug in ("policy", "formats", "softmax", "scaler"):  # every page opens without an exception block
+        for slug in ("policy", "formats", "softmax", "scaler", "claims"):  # every page opens without an exception block
             page.goto(f"{server}/{slug}")
             page.wait_for_selector(APP_IDLE, timeout=180_000)
             page.wait_for_timeout(300)

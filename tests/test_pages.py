@@ -3,7 +3,14 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGES = ["pages/attention.py", "pages/policy.py", "pages/formats.py", "pages/softmax.py", "pages/scaler.py"]
+PAGES = [
+    "pages/attention.py",
+    "pages/policy.py",
+    "pages/formats.py",
+    "pages/softmax.py",
+    "pages/scaler.py",
+    "pages/claims.py",
+]
 
 
 @pytest.mark.parametrize("dtype", ["off", "fp16", "bf16"])
