@@ -65,29 +65,35 @@ class TensorStats:
 
 
 def tensor_stats(t: torch.Tensor) -> TensorStats:
-    """Measure `t` (any floating dtype, any device). Runs in float64 on `t`'s device."""
+    """Measure `t` (any floating dtype, any device) on `t`'s device.
+
+    Counts and thresholds run in float32 (exact for fp32/bf16/fp16/fp8 values, and every threshold used here is
+    a float32 number) or float64 for float64 tensors; mean and std accumulate in float64.
+    """
     own = torch.finfo(t.dtype)
-    x = t.detach().reshape(-1).to(torch.float64)
+    work = torch.float64 if t.dtype == torch.float64 else torch.float32
+    x = t.detach().reshape(-1).to(work)
     n = x.numel()
-    nan = torch.isnan(x)
-    posinf, neginf = x == math.inf, x == -math.inf
-    finite = x[torch.isfinite(x)]
+    count = torch.count_nonzero  # much cheaper than bool.sum() on large tensors
+    nan, posinf, neginf = int(count(torch.isnan(x))), int(count(x == math.inf)), int(count(x == -math.inf))
+    finite = x if nan + posinf + neginf == 0 else x[torch.isfinite(x)]  # no copy in the common case
     a = finite.abs()
-    nz = a[a > 0]
+    zero = int(count(a == 0))
     if finite.numel():
-        mn, mx, amax = finite.min().item(), finite.max().item(), a.max().item()
-        mean = finite.mean().item()
-        std = finite.std(unbiased=False).item() if finite.numel() > 1 else 0.0
+        mn, mx = (v.item() for v in torch.aminmax(finite))
+        amax = a.max().item()
+        mean = finite.mean(dtype=torch.float64).item()
+        std = finite.to(torch.float64).std(unbiased=False).item() if finite.numel() > 1 else 0.0
     else:
         mn = mx = amax = mean = std = math.nan
     over, under = {}, {}
     for dt in RANGE_FORMATS:
         r = FormatRange.of(dt)
-        over[r.dtype] = (a >= r.overflow_at).sum().item() / max(n, 1)  # finite values only: inf is already inf
-        under[r.dtype] = (nz <= r.underflow_at).sum().item() / max(n, 1)
+        over[r.dtype] = int(count(a >= r.overflow_at)) / max(n, 1)  # finite values only: inf is already inf
+        under[r.dtype] = (int(count(a <= r.underflow_at)) - zero) / max(n, 1)  # non-zero here, zero there
     hist: tuple[tuple[int, int], ...] = ()
-    if nz.numel():
-        exps = torch.frexp(nz).exponent.to(torch.int64) - 1  # |x| = m·2^e, m in [0.5, 1) → floor(log2|x|) = e-1
+    if finite.numel() > zero:
+        exps = torch.frexp(a).exponent[a > 0].to(torch.int64) - 1  # |x| = m·2^e, m in [0.5, 1): floor(log2|x|) = e-1
         lo = int(exps.min())
         counts = torch.bincount(exps - lo)
         hist = tuple((lo + i, int(c)) for i, c in enumerate(counts.tolist()) if c)
@@ -98,11 +104,11 @@ def tensor_stats(t: torch.Tensor) -> TensorStats:
         abs_max=amax,
         mean=mean,
         std=std,
-        nan=int(nan.sum()),
-        posinf=int(posinf.sum()),
-        neginf=int(neginf.sum()),
-        zero=int((x == 0).sum()),
-        subnormal=int(((a > 0) & (a < own.smallest_normal)).sum()),
+        nan=nan,
+        posinf=posinf,
+        neginf=neginf,
+        zero=zero,
+        subnormal=int(count(a < own.smallest_normal)) - zero,
         overflow_frac=over,
         underflow_frac=under,
         log2_hist=hist,
