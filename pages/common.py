@@ -19,6 +19,7 @@ from mpviz import figures
 from mpviz.figures import dtype_color
 from mpviz.formats import encode
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, ConfigError, clamp
+from mpviz.policy import ChildProbeError
 
 TEXT = {
     "sidebar_title": "Run config",
@@ -37,6 +38,7 @@ TEXT = {
     "bad_param": "URL parameter `{key}={raw}` is not valid; using `{used}` instead.",
     "fixed": "`{field}={value}` is outside the limits ({reason}, limit {limit}); using `{used}` instead.",
     "config_error": "This configuration cannot run: {error}",
+    "probe_error": "Probing autocast's policy failed, so this run cannot be traced: {error}",
     "computing": "Running forward and backward under autocast and tracing every op…",
     "device_labels": {
         "cpu": "CPU",
@@ -241,6 +243,9 @@ def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     except ConfigError as e:
         st.error(TEXT["config_error"].format(error=e))
         return None
+    except ChildProbeError as e:  # the policy probe's child process died: say so instead of a traceback
+        st.error(TEXT["probe_error"].format(error=e))
+        return None
 
 
 def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
@@ -250,7 +255,7 @@ def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
         return None
     try:
         return _trace(_key(rc.config), other, rc.dtype)
-    except ConfigError:
+    except (ConfigError, ChildProbeError):
         return None
 
 

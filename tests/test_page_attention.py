@@ -99,3 +99,16 @@ def test_an_overflow_that_cuda_policy_avoids_is_said_so():
     at = _app(dtype="fp16", softmax="naive", scale="4")
     assert not at.exception
     assert any("the same run stays finite" in e.value for e in at.error)
+
+
+def test_a_failed_policy_probe_is_reported_not_raised(monkeypatch):
+    import mpviz.attention
+    from mpviz.policy import ChildProbeError
+
+    def probe_dies(device):
+        raise ChildProbeError(f"the {device} autocast policy", -6, "Aborted (core dumped)")
+
+    monkeypatch.setattr(mpviz.attention, "_policy_map", probe_dies)
+    at = _app()
+    assert not at.exception
+    assert any("Probing autocast's policy failed" in e.value for e in at.error)
