@@ -14,6 +14,7 @@ TEXT = {
         "op is traced. Step through it: each tensor's dtype, the casts autocast inserted, its values against the "
         "fp16/bf16 ranges, and its error against a float64 run of the same weights."
     ),
+    "model": "(the whole model)",
     "view": "Show",
     "views": {"story": "Story (landmark tensors)", "full": "Every ATen op"},
     "phase": "Phase",
@@ -84,7 +85,6 @@ TEXT = {
     "picker_col": "Column",
     "picker_value": "Element [{m}, {r}, {c}] = `{value!r}` stored as **{dtype}**",
     "picker_sampled": "(The picker covers the first {m}×{r}×{c} elements kept from this tensor.)",
-    "no_bits": "Bit layouts for {dtype} are not available.",
 }
 
 PAGE_PARAMS = [
@@ -159,7 +159,7 @@ if bad is not None:
         f"{n} {k}" for k, n in (("nan", o.stats.nan), ("+inf", o.stats.posinf), ("-inf", o.stats.neginf)) if n
     )
     message = TEXT["nonfinite"].format(
-        index=bad.index, op=bad.op, module=bad.module or "(model)", phase=bad.phase, what=what
+        index=bad.index, op=bad.op, module=bad.module or TEXT["model"], phase=bad.phase, what=what
     )
     if other is not None:
         other_bad = other.trace.first_nonfinite()
@@ -189,7 +189,7 @@ common.write_url(PAGE_PARAMS)
 
 # ── the current op ───────────────────────────────────────────────────────────────────────────────────────────
 st.subheader(TEXT["step_title"].format(index=ev.index, op=ev.op))
-line = TEXT["module"].format(module=ev.module or "(model)", phase=ev.phase)
+line = TEXT["module"].format(module=ev.module or TEXT["model"], phase=ev.phase)
 if ev.autograd_node:
     line += TEXT["node"].format(node=ev.autograd_node, fwd=ev.forward_index if ev.forward_index is not None else "?")
 names = [n for n, i in t.landmarks.items() if i == ev.index]  # one op can produce two (ln's weight and bias grads)
@@ -213,7 +213,7 @@ with st.expander(TEXT["nearby"], expanded=False):
                 cols["step"]: ("▶ " if i == s.step else "") + str(i),
                 cols["index"]: e.index,
                 cols["phase"]: e.phase,
-                cols["module"]: e.module or "(model)",
+                cols["module"]: e.module or TEXT["model"],
                 cols["op"]: e.op,
                 cols["dtypes"]: f"{','.join(x.dtype for x in e.inputs)} → {','.join(x.dtype for x in e.outputs)}",
                 cols["cast"]: "⚑" if e.autocast_cast else "",
@@ -228,10 +228,10 @@ with st.expander(TEXT["nearby"], expanded=False):
 if other is not None:
     pair = compare_ops(result, other).get(ev.index)
     if pair is not None:
-        names = TEXT["device_names"]
+        label = TEXT["device_names"]
         text = TEXT["other_device"].format(
-            a=names[result.device],
-            b=names[other.device],
+            a=label[result.device],
+            b=label[other.device],
             da=common.dtype_badge(pair[0]),
             db=common.dtype_badge(pair[1]),
         )
