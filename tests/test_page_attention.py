@@ -3,15 +3,13 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import page_app
+
 PAGE = "pages/attention.py"
 
 
 def _app(**params) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=180)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(PAGE)
-    return at.run()
+    return page_app(PAGE, **params).run()
 
 
 def _title(at: AppTest) -> str:

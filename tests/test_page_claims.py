@@ -4,14 +4,13 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import page_app
+
 BADGE = re.compile(r"^:(green|orange|blue|red)-badge\[(.+)\]$")
 
 
 def page(**params: str) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.switch_page("pages/claims.py")
+    return page_app("pages/claims.py", **params)
 
 
 def card_ids(at: AppTest) -> list[int]:

@@ -4,15 +4,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mpviz.formats import SHORT_NAMES
+from tests.apptest import page_app
 
 PAGE = "pages/formats.py"
 
 
 def _open(**params: str) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(PAGE).run()
+    at = page_app(PAGE, **params).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -3,6 +3,8 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import page_app
+
 PAGE = "pages/policy.py"
 
 
@@ -16,11 +18,7 @@ def _policy_cache(tmp_path_factory):
 
 
 def _app(**params) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(PAGE)
-    return at.run()
+    return page_app(PAGE, **params).run()
 
 
 def _table(at: AppTest):

@@ -3,6 +3,8 @@
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import page_app
+
 SMALL_RUN = {  # init scale 256: low enough that only injected infs overflow this small model
     "seq": "8",
     "dim": "32",
@@ -15,10 +17,7 @@ SMALL_RUN = {  # init scale 256: low enough that only injected infs overflow thi
 
 
 def page(**params: str) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    for k, v in {**SMALL_RUN, **params}.items():
-        at.query_params[k] = v
-    return at.switch_page("pages/scaler.py")
+    return page_app("pages/scaler.py", **{**SMALL_RUN, **params})
 
 
 def charts(at: AppTest) -> list:

@@ -4,16 +4,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mpviz import softmax as sm
+from tests.apptest import page_app
 
 PAGE = "pages/softmax.py"
 
 
 def _app(**params) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(PAGE)
-    return at.run()
+    return page_app(PAGE, **params).run()
 
 
 def _text(at: AppTest) -> str:

@@ -1,7 +1,8 @@
 """Every page of the app renders without an exception under each autocast dtype (Streamlit AppTest)."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
+
+from tests.apptest import page_app
 
 PAGES = [
     "pages/attention.py",
@@ -16,8 +17,6 @@ PAGES = [
 @pytest.mark.parametrize("dtype", ["off", "fp16", "bf16"])
 @pytest.mark.parametrize("page", PAGES)
 def test_page_renders(page, dtype):
-    at = AppTest.from_file("../app.py", default_timeout=240)
-    at.query_params["dtype"] = dtype
-    at.switch_page(page).run()
+    at = page_app(page, dtype=dtype).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title, "every page has a title"
