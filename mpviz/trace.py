@@ -70,6 +70,9 @@ class OpEvent:
     forward_index: int | None  # backward only: the forward event whose gradient this op computes, when known
     landmark: str | None = None
     creates_nonfinite: bool = False  # output has more nan/inf than its tensor inputs, not via a non-finite scalar
+    # Where each tensor input came from, aligned with `inputs`: the index of the event that produced it, the
+    # name of the parameter it is, or None (the model's input data, or a tensor made outside the trace).
+    sources: tuple[int | str | None, ...] = ()
 
 
 @dataclass
@@ -118,6 +121,7 @@ class _Recorder(TorchDispatchMode):
         self.module_stack: list[str] = []
         self.spans: list[tuple[int, int, str]] = []  # (first seq nr, end seq nr, module path) per forward call
         self.param_names = {id(p): n for n, p in model.named_parameters()}
+        self.param_keys = {_key(p): n for n, p in model.named_parameters()}  # dispatch may see a re-wrapped param
         self.produced: dict[tuple, tuple[int, int]] = {}  # storage key (see _key) → (event, output) that wrote it
         self.fwd_outputs: list[tuple[int, torch.Tensor]] = []  # strong refs until grad_fn seq nrs are read
         self.seq_to_forward: dict[int, int] | None = None
@@ -157,6 +161,7 @@ class _Recorder(TorchDispatchMode):
             is_cast = func is _TO_COPY and forward_index in self.cast_events
         if is_cast and phase == "forward":
             self.cast_events.add(index)
+        sources = tuple(self._source(t) for t in tin)  # before this op's outputs are registered (in-place ops)
         for position, o in enumerate(tout):  # a view/alias never takes a tensor's identity from its producer
             if not (func.is_view and _key(o) in self.produced):
                 self.produced[_key(o)] = (index, position)
@@ -181,8 +186,14 @@ class _Recorder(TorchDispatchMode):
                 autograd_node=node_name,
                 forward_index=forward_index,
                 creates_nonfinite=creates,
+                sources=sources,
             )
         )
+
+    def _source(self, t: torch.Tensor) -> int | str | None:
+        key = _key(t)
+        hit = self.produced.get(key)
+        return hit[0] if hit is not None else self.param_keys.get(key)
 
     def _info(self, t: torch.Tensor) -> TensorInfo:
         if not (self.keep_stats and t.is_floating_point()):
