@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -122,7 +123,9 @@ class _Recorder(TorchDispatchMode):
         self.spans: list[tuple[int, int, str]] = []  # (first seq nr, end seq nr, module path) per forward call
         self.param_names = {id(p): n for n, p in model.named_parameters()}
         self.param_keys = {_key(p): n for n, p in model.named_parameters()}  # dispatch may see a re-wrapped param
-        self.produced: dict[tuple, tuple[int, int]] = {}  # storage key (see _key) → (event, output) that wrote it
+        # storage key (see _key) → (event, output position, weak ref to the storage) of the op that wrote it
+        self.produced: dict[tuple, tuple[int, int, weakref.ref]] = {}
+        self.writers: dict[int, tuple[int, weakref.ref]] = {}  # storage address → (last event that output it, ref)
         self.fwd_outputs: list[tuple[int, torch.Tensor]] = []  # strong refs until grad_fn seq nrs are read
         self.seq_to_forward: dict[int, int] | None = None
         self.cast_events: set[int] = set()
@@ -163,8 +166,10 @@ class _Recorder(TorchDispatchMode):
             self.cast_events.add(index)
         sources = tuple(self._source(t) for t in tin)  # before this op's outputs are registered (in-place ops)
         for position, o in enumerate(tout):  # a view/alias never takes a tensor's identity from its producer
-            if not (func.is_view and _key(o) in self.produced):
-                self.produced[_key(o)] = (index, position)
+            if not (func.is_view and self._producer(_key(o)) is not None):
+                storage = o.untyped_storage()
+                self.produced[_key(o)] = (index, position, weakref.ref(storage))
+                self.writers[storage.data_ptr()] = (index, weakref.ref(storage))
         outputs = tuple(self._info(o) for o in tout)
         creates = False
         if any(o.stats is not None and o.stats.nonfinite for o in outputs):
@@ -192,8 +197,22 @@ class _Recorder(TorchDispatchMode):
 
     def _source(self, t: torch.Tensor) -> int | str | None:
         key = _key(t)
+        hit = self._producer(key)
+        if hit is not None:
+            return hit[0]
+        if key in self.param_keys:
+            return self.param_keys[key]
+        # A view made where the trace cannot see it (autograd reshapes gradients in C++): the storage's writer.
+        writer = self.writers.get(t.untyped_storage().data_ptr()) if t.numel() else None
+        return writer[0] if writer is not None and writer[1]() is not None else None
+
+    def _producer(self, key: tuple) -> tuple[int, int] | None:
+        """(event, output position) that wrote the tensor with this key, while its storage is alive: a freed
+        storage's address can be reused by a tensor made outside the trace (autograd's own buffers)."""
         hit = self.produced.get(key)
-        return hit[0] if hit is not None else self.param_keys.get(key)
+        if hit is None or hit[2]() is None:
+            return None
+        return hit[0], hit[1]
 
     def _info(self, t: torch.Tensor) -> TensorInfo:
         if not (self.keep_stats and t.is_floating_point()):
@@ -239,7 +258,7 @@ class _Recorder(TorchDispatchMode):
     def _bind_landmark(self, name: str, t: torch.Tensor) -> None:
         if self.on_landmark is not None:
             self.on_landmark(name, t)
-        hit = self.produced.get(_key(t))
+        hit = self._producer(_key(t))
         if hit is None:
             return
         index, position = hit
@@ -356,3 +375,4 @@ def trace(
             h.remove()
         rec.fwd_outputs.clear()
         rec.produced.clear()
+        rec.writers.clear()
