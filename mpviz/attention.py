@@ -22,7 +22,17 @@ from mpviz.trace import Trace, trace
 
 # Landmarks in the order a reader meets them; gradients of parameters follow as "grad_<param name>".
 FORWARD_LANDMARKS = ("x", "x_norm", "q", "k", "v", "scores", "probs", "context", "out", "logits", "loss")
-BACKWARD_LANDMARKS = ("grad_probs", "grad_scores", "grad_q", "grad_k", "grad_v")
+BACKWARD_LANDMARKS = (
+    "grad_logits",
+    "grad_out",
+    "grad_context",
+    "grad_probs",
+    "grad_scores",
+    "grad_q",
+    "grad_k",
+    "grad_v",
+    "grad_x_norm",
+)
 
 
 # Devices that compute somewhere else: "cuda-sim" runs on CPU tensors under CUDA's autocast policy (emulated).
@@ -40,11 +50,20 @@ def compute_device(device: str) -> str:
 
 
 @dataclass(frozen=True)
-class ReferenceError:
-    """How far a landmark of the autocast run is from the float64 run of the same model and inputs."""
+class LandmarkError:
+    """How far a landmark of the autocast run is from the float64 run of the same model and inputs.
 
-    max_abs: float
-    max_rel: float  # max |a - ref| / max |ref|: normwise, so exact zeros in ref (e.g. a k-bias grad) don't explode
+    Normwise, so one tiny reference element cannot blow the figure up: rel = ‖a − ref‖₂ / ‖ref‖₂. Where the
+    reference itself is (numerically) zero, e.g. the gradient of k's bias, which softmax makes vanish, `rel` is
+    meaningless: callers compare `ref_rms` with their own floor and show `abs_rms` there. Positions where both runs
+    hold the same infinity (the −inf mask) count as equal; any other inf/NaN in `a` sets `nonfinite`.
+    """
+
+    rel: float  # ‖a − ref‖₂ / ‖ref‖₂ over finite positions (inf when ref is exactly 0 and a is not)
+    abs_rms: float  # ‖a − ref‖₂ / √n
+    ref_rms: float  # ‖ref‖₂ / √n over finite reference positions
+    max_abs: float  # max |a − ref|
+    nonfinite: bool  # a holds inf/NaN where the reference does not
 
 
 @dataclass(frozen=True)
@@ -53,19 +72,23 @@ class AttentionTrace:
     device: str
     autocast_dtype: str | None  # "float16" | "bfloat16" | None (autocast off)
     trace: Trace
-    reference_error: dict[str, ReferenceError]
+    reference_error: dict[str, LandmarkError]
 
 
-def _error(a: torch.Tensor, ref: torch.Tensor) -> ReferenceError:
+def _error(a: torch.Tensor, ref: torch.Tensor) -> LandmarkError:
     a, ref = a.detach().to("cpu", torch.float64), ref.to("cpu", torch.float64)
     if a.shape != ref.shape:
-        return ReferenceError(math.nan, math.nan)
-    both_inf = torch.isinf(a) & torch.isinf(ref) & (torch.sign(a) == torch.sign(ref))  # e.g. the -inf mask
-    diff = torch.where(both_inf, torch.zeros_like(a), (a - ref).abs())
-    finite_ref = ref[torch.isfinite(ref)].abs()
-    max_abs = diff.max().item() if diff.numel() else 0.0
-    scale = finite_ref.max().item() if finite_ref.numel() else 0.0
-    return ReferenceError(max_abs, max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf))
+        return LandmarkError(math.nan, math.nan, math.nan, math.nan, False)
+    same_inf = torch.isinf(a) & torch.isinf(ref) & (torch.sign(a) == torch.sign(ref))  # e.g. the -inf mask
+    finite = torch.isfinite(ref) & ~same_inf
+    bad = ~torch.isfinite(a) & finite
+    diff = torch.where(finite & ~bad, a - ref, torch.zeros_like(a))
+    r = torch.where(finite, ref, torch.zeros_like(ref))
+    n = max(int(finite.sum()), 1)
+    err_norm, ref_norm = float(torch.linalg.vector_norm(diff)), float(torch.linalg.vector_norm(r))
+    rel = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
+    max_abs = float(diff.abs().max()) if diff.numel() else 0.0
+    return LandmarkError(rel, err_norm / math.sqrt(n), ref_norm / math.sqrt(n), max_abs, bool(bad.any()))
 
 
 def _run(cfg: AttentionConfig, device: str, dtype: torch.dtype | None, model_dtype: torch.dtype):

@@ -251,7 +251,7 @@ def heatmap_figure(matrix, title: str = "", colorbar: str = "", selected: tuple[
 def reference_error_figure(errors: dict, current: str | None = None, title: str = "") -> go.Figure:
     """Relative error vs the float64 run per landmark, as horizontal bars on a log axis; current one dark."""
     names = list(errors)[::-1]  # first landmark on top
-    vals = [max(errors[n].max_rel, 1e-12) for n in names]
+    vals = [max(errors[n].rel, 1e-12) for n in names]
     fig = _fig(title=title, height=140 + 22 * len(names))
     fig.add_trace(
         go.Bar(

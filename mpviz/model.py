@@ -191,7 +191,7 @@ class Attention(nn.Module):
                 probs = torch.softmax(scores, dim=-1)
             probs = mark_grad(mark(probs, "probs"), "grad_probs")  # (H, T, T)
             ctx = probs @ v  # (H, T, hd)
-        ctx = mark(ctx.transpose(0, 1).reshape(T, C), "context")  # (T, C)
+        ctx = mark_grad(mark(ctx.transpose(0, 1).reshape(T, C), "context"), "grad_context")  # (T, C)
         return self.out_proj(ctx)
 
 
@@ -208,9 +208,9 @@ class AttentionBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         x = mark(x * self.cfg.input_scale, "x")  # (T, C): the scale is an op so the trace sees x's dtype
-        h = mark(self.ln(x), "x_norm")
-        out = mark(x + self.attn(h), "out")  # residual: fp32 x + low-precision attn → type promotion
-        logits = mark(self.head(out), "logits")  # (T, vocab)
+        h = mark_grad(mark(self.ln(x), "x_norm"), "grad_x_norm")
+        out = mark_grad(mark(x + self.attn(h), "out"), "grad_out")  # residual: fp32 x + low-precision attn → promotion
+        logits = mark_grad(mark(self.head(out), "logits"), "grad_logits")  # (T, vocab)
         return mark(self.loss(logits, targets), "loss")
 
 

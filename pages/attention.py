@@ -263,7 +263,7 @@ else:
     st.dataframe(fmt_rows, width="stretch")
     if ev.landmark in result.reference_error:
         err = result.reference_error[ev.landmark]
-        st.markdown(TEXT["ref_err"].format(abs=err.max_abs, rel=err.max_rel))
+        st.markdown(TEXT["ref_err"].format(abs=err.max_abs, rel=err.rel))
 
 # ── pictures ─────────────────────────────────────────────────────────────────────────────────────────────────
 landmark_dtypes = {name: t.events[i].outputs[0].dtype for name, i in t.landmarks.items() if t.events[i].outputs}

@@ -30,7 +30,7 @@ def test_trace_json_has_the_documented_shape():
     assert q["outputs"][0]["shape"] == [8, 32] and "abs_max" in q["outputs"][0]["stats"]
     assert all("stats" not in i for i in q["inputs"])
     assert {"backward"} <= {e["phase"] for e in d["events"]}
-    assert set(d["reference_error"]["probs"]) == {"max_abs", "max_rel"}
+    assert set(d["reference_error"]["probs"]) == {"rel", "abs_rms", "ref_rms", "max_abs", "nonfinite"}
 
 
 def test_trace_json_writes_inf_and_nan_as_strings():

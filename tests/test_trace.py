@@ -100,7 +100,7 @@ def test_every_landmark_of_the_story_is_found(bf16):
     names = set(bf16.trace.landmarks)
     assert set(FORWARD_LANDMARKS) <= names and set(BACKWARD_LANDMARKS) <= names
     story = bf16.trace.story()
-    assert 15 <= len(story) <= 30
+    assert 15 <= len(story) <= 40
     assert [e.index for e in story] == sorted(e.index for e in story)
 
 
@@ -130,8 +130,8 @@ def test_stable_softmax_stays_finite_at_the_same_scale():
 
 def test_reference_error_is_zero_without_autocast_and_positive_with_it(bf16):
     off = trace_attention(AttentionConfig(), "cpu", "off")
-    assert off.reference_error["probs"].max_rel < 1e-5
-    assert bf16.reference_error["probs"].max_rel > 1e-4  # bf16 keeps 8 significant bits
+    assert off.reference_error["probs"].rel < 1e-5
+    assert bf16.reference_error["probs"].rel > 1e-4  # bf16 keeps 8 significant bits
     assert bf16.reference_error["x"].max_abs == 0.0  # x is fp32 in both runs, exact
 
 

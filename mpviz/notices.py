@@ -1,0 +1,250 @@
+"""What to notice at each step of the attention story: facts read from the trace and the probed autocast policies.
+
+A notice is a dict `{"kind": ..., **values}`, never a sentence: the view owns the words (one template per kind and
+language). Everything in it is measured, so the notices change when the device or dtype does. Kinds:
+
+    autocast_off            {}: autocast is off; every op ran in the dtype it was given
+    cast_for_policy         {op, category, policy, casts: [{event, from, to, input, input_event}]}: autocast cast
+                            these inputs because `op` is in `category` of `policy`'s autocast policy ("cpu" |
+                            "cuda"); input is the landmark the cast read, "param:<name>", or null (then
+                            input_event, if not null, is the op that produced it)
+    runs_in_arriving_dtype  {op, dtype, policy, other?: {policy, op, category, dtype}}: no autocast policy touched
+                            this step, so `op` ran in the dtype that arrived; `other` is what the counterpart
+                            device's policy does with the same step when it does cast
+    type_promotion          {op, inputs: [dtypes], output}: no cast; ordinary type promotion picked the widest
+    grad_follows_forward    {forward, forward_dtype, dtype, casts}: a gradient comes out in the dtype its forward
+                            tensor had; casts: the backward ops of autocast's casts it passed through
+    param_grad_direct       {param, dtype}: a parameter's gradient comes straight from its op's backward, in its dtype
+    param_grad_upcast       {param, event, from, to, node}: a parameter's gradient returns through the backward
+                            of autocast's cast, so it arrives in the parameter's own dtype
+    nonfinite_created       {event, op, nan, posinf, neginf}: an op in this step turned finite inputs into inf/NaN
+    other_device_dtype      {policy, dtype, here}: under the counterpart device's policy this tensor is `dtype`
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from mpviz.landmarks import PARAM_GRAD_PREFIX
+from mpviz.policy import device_policy
+
+if TYPE_CHECKING:
+    from mpviz.attention import AttentionTrace
+    from mpviz.trace import Trace
+
+
+def policy_device(device: str) -> str:
+    """Whose autocast policy a device runs under: "cuda" for cuda and cuda-sim, else the device itself."""
+    return "cuda" if device in ("cuda", "cuda-sim") else device
+
+
+def policy_op_name(op: str) -> str:
+    """A traced op ("aten.linear.default") as the policy names it ("aten::linear"); other overloads keep theirs."""
+    ns, _, rest = op.partition(".")
+    base, _, overload = rest.partition(".")
+    return f"{ns}::{base}" + ("" if overload in ("", "default") else f".{overload}")
+
+
+def step_region(trace: Trace, index: int) -> tuple[list[int], list[int]]:
+    """(events that led to event `index` since the landmarks it was computed from, `index` first; the events of
+    those landmarks): a walk back through the inputs' producers that stops at landmark events and stays in the
+    pass of `index` (a backward op also reads tensors the forward saved: those are not part of its step)."""
+    landmark_events = set(trace.landmarks.values())
+    phase = trace.events[index].phase
+    seen, order, boundary, queue = {index}, [index], set(), deque([index])
+    while queue:
+        for s in trace.events[queue.popleft()].sources:
+            if not isinstance(s, int) or s in seen or trace.events[s].phase != phase:
+                continue
+            seen.add(s)
+            if s in landmark_events:
+                boundary.add(s)
+            else:
+                order.append(s)
+                queue.append(s)
+    return order, sorted(boundary)
+
+
+def feeding_casts(trace: Trace, index: int) -> list[int]:
+    """The autocast casts (or their gradients) in the step that produced event `index`, in execution order."""
+    return sorted(i for i in step_region(trace, index)[0] if i != index and trace.events[i].autocast_cast)
+
+
+def moves_data_only(trace: Trace, index: int) -> bool:
+    """Whether event `index` only moved values: one floating input, and an output of the same dtype holding the
+    same values by every statistic measured (a view, a copy, a reshape). Measured, not looked up by op name."""
+    e = trace.events[index]
+    floats = [(info, s) for info, s in zip(e.inputs, e.sources, strict=True) if info.dtype.startswith(("float", "bf"))]
+    if len(floats) != 1 or len(e.outputs) != 1 or not isinstance(floats[0][1], int):
+        return False
+    src_event = trace.events[floats[0][1]]
+    before = next((o for o in src_event.outputs if o.stats is not None), None)
+    after = e.outputs[0]
+    return (
+        before is not None
+        and after.stats is not None
+        and before.dtype == after.dtype
+        and _same_values(before.stats, after.stats)
+    )
+
+
+def _same_values(a, b) -> bool:
+    fields = ("numel", "min", "max", "mean", "nan", "posinf", "neginf", "zero")
+    return all(
+        getattr(a, f) == getattr(b, f) or (getattr(a, f) != getattr(a, f) and getattr(b, f) != getattr(b, f))
+        for f in fields
+    )
+
+
+def compute_event(trace: Trace, index: int) -> int:
+    """The op that computed the values of event `index`: `index` itself, or the first op before the views and
+    copies that only moved its result (context's reshape → the matmul that made it)."""
+    while moves_data_only(trace, index):
+        index = next(
+            s
+            for s, info in zip(trace.events[index].sources, trace.events[index].inputs, strict=True)
+            if isinstance(s, int) and info.dtype.startswith(("float", "bf"))
+        )
+    return index
+
+
+def _input_name(trace: Trace, source: int | str | None) -> str | None:
+    if isinstance(source, str):
+        return f"param:{source}"
+    if isinstance(source, int):
+        names = [n for n, i in trace.landmarks.items() if i == source]
+        return names[0] if names else None
+    return None
+
+
+def _cast_groups(result: AttentionTrace, casts: list[int]) -> list[dict]:
+    """One cast_for_policy notice per autocast op the step's casts fed, in the order the casts ran."""
+    t, policy = result.trace, policy_device(result.device)
+    groups: dict[str, dict] = {}
+    for i in casts:
+        e = t.events[i]
+        if e.phase != "forward" or e.autocast_op is None:
+            continue
+        op = policy_op_name(e.autocast_op)
+        g = groups.setdefault(
+            op,
+            {
+                "kind": "cast_for_policy",
+                "op": op,
+                "category": device_policy(policy).category_of(op),
+                "policy": policy,
+                "casts": [],
+            },
+        )
+        g["casts"].append(
+            {
+                "event": i,
+                "from": e.inputs[0].dtype,
+                "to": e.outputs[0].dtype,
+                "input": _input_name(t, e.sources[0] if e.sources else None),
+                "input_event": e.sources[0] if e.sources and isinstance(e.sources[0], int) else None,
+            }
+        )
+    return list(groups.values())
+
+
+def _counterpart_casts(counterpart: AttentionTrace | None, name: str) -> dict | None:
+    """What the counterpart policy did at the step that produced landmark `name`, if it cast anything there."""
+    if counterpart is None or name not in counterpart.trace.landmarks:
+        return None
+    index = counterpart.trace.landmarks[name]
+    groups = _cast_groups(counterpart, feeding_casts(counterpart.trace, index))
+    if not groups:
+        return None
+    g = groups[-1]  # the op nearest the landmark
+    return {
+        "policy": g["policy"],
+        "op": g["op"],
+        "category": g["category"],
+        "dtype": counterpart.trace.events[index].outputs[0].dtype,
+    }
+
+
+def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrace | None = None) -> list[dict]:
+    """The notices of the story step whose landmark event is `index`, in the order a reader should meet them."""
+    t = result.trace
+    casts = feeding_casts(t, index)
+    e = t.events[index]
+    names = [n for n, i in t.landmarks.items() if i == index]
+    out: list[dict] = []
+    if result.autocast_dtype is None:
+        if index == t.story()[0].index:
+            out.append({"kind": "autocast_off"})
+    elif e.phase == "forward":
+        groups = _cast_groups(result, casts)
+        out.extend(groups)
+        floats = [i.dtype for i in e.inputs if i.dtype.startswith(("float", "bfloat"))]
+        if not groups and len(set(floats)) > 1:
+            out.append({"kind": "type_promotion", "op": e.op, "inputs": floats, "output": e.outputs[0].dtype})
+        elif not groups and e.outputs:
+            op = t.events[compute_event(t, index)].op
+            notice = {"kind": "runs_in_arriving_dtype", "op": op, "dtype": e.outputs[0].dtype}
+            notice["policy"] = policy_device(result.device)
+            other = _counterpart_casts(counterpart, names[0])
+            if other is not None:
+                notice["other"] = other
+            out.append(notice)
+    else:
+        for name in names:
+            if name.removeprefix(PARAM_GRAD_PREFIX) in t.landmarks:  # an activation's gradient: grad_q ← q
+                fwd = t.landmark_event(name.removeprefix(PARAM_GRAD_PREFIX))
+                out.append(
+                    {
+                        "kind": "grad_follows_forward",
+                        "forward": name.removeprefix(PARAM_GRAD_PREFIX),
+                        "forward_dtype": fwd.outputs[0].dtype,
+                        "dtype": e.outputs[0].dtype,
+                        "casts": ([index] if e.autocast_cast else []) + casts,  # backward of autocast's casts
+                    }
+                )
+            elif not e.autocast_cast:  # a parameter's gradient straight from its op's backward (LayerNorm's)
+                out.append(
+                    {
+                        "kind": "param_grad_direct",
+                        "param": name.removeprefix(PARAM_GRAD_PREFIX),
+                        "dtype": e.outputs[0].dtype,
+                    }
+                )
+            else:  # a parameter's gradient, back through the backward of autocast's cast
+                out.append(
+                    {
+                        "kind": "param_grad_upcast",
+                        "param": name.removeprefix(PARAM_GRAD_PREFIX),
+                        "event": index,
+                        "from": e.inputs[0].dtype,
+                        "to": e.outputs[0].dtype,
+                        "node": e.autograd_node,
+                    }
+                )
+    for i in step_region(t, index)[0]:
+        bad = t.events[i]
+        if bad.creates_nonfinite:
+            o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)
+            out.append(
+                {
+                    "kind": "nonfinite_created",
+                    "event": i,
+                    "op": bad.op,
+                    "nan": o.stats.nan,
+                    "posinf": o.stats.posinf,
+                    "neginf": o.stats.neginf,
+                }
+            )
+    if counterpart is not None and names and names[0] in counterpart.trace.landmarks:
+        theirs = counterpart.trace.landmark_event(names[0]).outputs[0].dtype
+        if e.outputs and theirs != e.outputs[0].dtype:
+            out.append(
+                {
+                    "kind": "other_device_dtype",
+                    "policy": policy_device(counterpart.device),
+                    "dtype": theirs,
+                    "here": e.outputs[0].dtype,
+                }
+            )
+    return out
