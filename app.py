@@ -1,39 +1,22 @@
 """mpviz: step through a real self-attention forward and backward under torch.autocast, op by op.
 
-Entry point: page config, the shared sidebar (run config + share link), and explicit navigation.
+Entry point: page config, the shared sidebar (run config + share link), and navigation from the lesson registry.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from pages import common
+from view import text
+from view.navigation import leave_legacy_pages_mode, navigation
+from view.page import share_link, show_warnings
+from view.run_config import sidebar_config
 
-TEXT = {
-    "title": "mpviz — mixed precision, measured",
-    "pages": {
-        "attention": "Attention, step by step",
-        "policy": "Autocast policy",
-        "formats": "Number formats",
-        "softmax": "Softmax overflow",
-        "scaler": "GradScaler",
-        "claims": "Tutorial claims, checked",
-    },
-}
-PAGES = [  # (file, key in TEXT["pages"], icon)
-    ("pages/attention.py", "attention", ":material/footprint:"),
-    ("pages/policy.py", "policy", ":material/rule:"),
-    ("pages/formats.py", "formats", ":material/memory:"),
-    ("pages/softmax.py", "softmax", ":material/functions:"),
-    ("pages/scaler.py", "scaler", ":material/speed:"),
-    ("pages/claims.py", "claims", ":material/fact_check:"),
-]
-
-st.set_page_config(page_title=TEXT["title"], page_icon=":material/memory:", layout="wide")
-common.leave_legacy_pages_mode()
+st.set_page_config(page_title=text.section("common")["app_title"], page_icon=":material/memory:", layout="wide")
+leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
-nav = st.navigation([st.Page(path, title=TEXT["pages"][key], icon=icon, url_path=key) for path, key, icon in PAGES])
-st.session_state["_run_config"] = common.sidebar_config()
-common.show_warnings()
+nav = navigation()
+st.session_state["_run_config"] = sidebar_config()
+show_warnings()
 nav.run()
-common.share_link(nav.url_path)  # after the page ran: it has written its own state into the URL
+share_link(nav.url_path)  # after the page ran: it has written its own state into the URL

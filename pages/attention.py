@@ -2,108 +2,33 @@
 
 import streamlit as st
 
-from mpviz import figures
 from mpviz.attention import compare_ops
 from mpviz.stats import RANGE_FORMATS, FormatRange
-from pages import common
+from view import results, text
+from view.figures import attention as attention_fig
+from view.page import dtype_badge, page_header, show_warnings, warn
+from view.run_config import run_config
+from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "Attention, step by step",
-    "intro": (
-        "A real PyTorch self-attention layer runs forward and backward under autocast (`torch.amp`) while every ATen "
-        "op is traced. Step through it: each tensor's dtype, the casts autocast inserted, its values against the "
-        "fp16/bf16 ranges, and its error against a float64 run of the same weights."
-    ),
-    "model": "(the whole model)",
-    "view": "Show",
-    "views": {"story": "Story (landmark tensors)", "full": "Every ATen op"},
-    "phase": "Phase",
-    "phases": {"all": "forward + backward", "forward": "forward", "backward": "backward"},
-    "step": "Step",
-    "bad_step": "Step {step} does not exist here (0 … {n}); showing step 0.",
-    "prev": "◀ Previous",
-    "next": "Next ▶",
-    "summary": "{n} ops traced ({f} forward, {b} backward), {c} casts inserted by autocast · device {device} · "
-    "autocast {dtype}",
-    "nonfinite": "**inf/nan first appears at op #{index}** (`{op}` in `{module}`, {phase}): "
-    "this op's own arithmetic produced {what}.",
-    "jump": "Jump to op #{index}",
-    "other_finite": "Under **{device}**'s autocast policy the same run stays finite.",
-    "other_nonfinite": "Under **{device}**'s autocast policy it first appears at op #{index} (`{op}`).",
-    "step_title": "#{index} · `{op}`",
-    "module": "module `{module}` · {phase}",
-    "node": " · autograd node `{node}` (gradient of op #{fwd})",
-    "landmark": "landmark **{name}**",
-    "inputs": "inputs",
-    "outputs": "outputs",
-    "cast_badge": "cast inserted by autocast for `{op}`",
-    "cast_badge_bwd": "gradient of a cast autocast inserted",
-    "no_float": "This op has no floating-point output to measure.",
-    "other_device": "↔ Under **{a}**'s autocast policy this op's output is {da}; under **{b}**'s it is {db}.",
-    "device_names": {"cpu": "CPU", "cuda": "CUDA", "cuda-sim": "CUDA (emulated on CPU)"},
-    "emulated": "**CUDA's autocast policy, computed on CPU.** The forward's dtypes match a trace of the real "
-    "AutocastCUDA dispatch on fake CUDA tensors (checked on the Autocast policy page).",
-    "backward_emulated": "**The backward is emulated:** no CPU build can trace CUDA's real backward; these "
-    "gradients follow from the emulated forward's dtypes.",
-    "sdpa_math_path": "**SDPA shows the math path:** a GPU picks a flash, memory-efficient or cuDNN kernel by "
-    "hardware and shape; the dtypes shown are the math path's.",
-    "nearby": "Ops around this step",
-    "cols": {
-        "step": "step",
-        "index": "#",
-        "phase": "phase",
-        "module": "module",
-        "op": "op",
-        "dtypes": "dtypes",
-        "cast": "autocast cast",
-        "landmark": "landmark",
-    },
-    "stats": {
-        "min": "min",
-        "max": "max",
-        "abs_max": "abs max",
-        "mean": "mean",
-        "std": "std",
-        "nan": "nan",
-        "inf": "±inf",
-        "zero": "zeros",
-        "subnormal": "subnormal",
-    },
-    "fmt_table": "If stored in … (fraction of elements)",
-    "overflow": "overflow → ±inf",
-    "underflow": "flush → 0",
-    "ref_err": "Error vs float64 run: max abs **{abs:.3g}**, max rel **{rel:.3g}**",
-    "dataflow": "Dataflow: each tensor coloured by its measured dtype",
-    "hist": "Values of this output by binary exponent, against each format's zones",
-    "heatmap": "Attention probabilities, head {head} (click a cell to inspect it)",
-    "heat_head": "Head",
-    "no_probs": "With fused SDPA the scores and probabilities never exist as tensors: there is nothing to draw.",
-    "errors": "Error vs float64 per landmark",
-    "picker": "Inspect one element of this output",
-    "picker_mat": "Matrix",
-    "picker_row": "Row",
-    "picker_col": "Column",
-    "picker_value": "Element [{m}, {r}, {c}] = `{value!r}` stored as **{dtype}**",
-    "picker_sampled": "(The picker covers the first {m}×{r}×{c} elements kept from this tensor.)",
-}
+TEXT = text.section("attention")
 
 PAGE_PARAMS = [
-    common.UrlParam("view", "story", common.parse_choice(tuple(TEXT["views"]))),
-    common.UrlParam("phase", "all", common.parse_choice(tuple(TEXT["phases"]))),
-    common.UrlParam("step", 0, int),
-    common.UrlParam("head", 0, int),
-    common.UrlParam("em", 0, int),
-    common.UrlParam("er", 0, int),
-    common.UrlParam("ec", 0, int),
+    UrlParam("view", "story", parse_choice(tuple(TEXT["views"]))),
+    UrlParam("phase", "all", parse_choice(tuple(TEXT["phases"]))),
+    UrlParam("step", 0, int),
+    UrlParam("head", 0, int),
+    UrlParam("em", 0, int),
+    UrlParam("er", 0, int),
+    UrlParam("ec", 0, int),
 ]
 
-common.page_header(TEXT["title"], TEXT["intro"])
-rc = common.run_config()
-result = common.attention_trace(rc)
+page_header(TEXT)
+rc = run_config()
+result = results.attention_trace(rc)
 if result is None:
     st.stop()
 t = result.trace
-common.seed_from_url(PAGE_PARAMS)
+seed_from_url(PAGE_PARAMS)
 s = st.session_state
 goto = s.pop("_goto", None)  # a heatmap cell was clicked: show that element of probs in the picker
 if goto is not None:
@@ -127,9 +52,9 @@ if s.get("_list") not in (None, (s.view, s.phase)) and "_op" in s:  # list chang
     s.step = next((i for i, e in enumerate(events) if e.index >= s._op), n_steps - 1)
 s._list = (s.view, s.phase)
 if not 0 <= s.step < n_steps:
-    common.warn(TEXT["bad_step"].format(step=s.step, n=n_steps))
+    warn(TEXT["bad_step"].format(step=s.step, n=n_steps))
     s.step = 0
-common.show_warnings()
+show_warnings()
 
 n_casts = sum(e.autocast_cast for e in t.events)
 n_fwd = sum(e.phase == "forward" for e in t.events)
@@ -152,7 +77,7 @@ def _jump_to(index: int) -> None:
 
 
 bad = t.first_nonfinite()
-other = common.counterpart_trace(rc)  # the same run under the other device's autocast policy
+other = results.counterpart_trace(rc)  # the same run under the other device's autocast policy
 if bad is not None:
     o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)
     what = ", ".join(
@@ -185,7 +110,7 @@ if n_steps > 1:
     b2.slider(TEXT["step"], 0, n_steps - 1, key="step")
 ev = events[s.step]
 s._op = ev.index
-common.write_url(PAGE_PARAMS)
+write_url(PAGE_PARAMS)
 
 # ── the current op ───────────────────────────────────────────────────────────────────────────────────────────
 st.subheader(TEXT["step_title"].format(index=ev.index, op=ev.op))
@@ -196,8 +121,8 @@ names = [n for n, i in t.landmarks.items() if i == ev.index]  # one op can produ
 if names:
     line += " · " + TEXT["landmark"].format(name=", ".join(names))
 st.markdown(line)
-ins = " ".join(common.dtype_badge(i.dtype) for i in ev.inputs) or "—"
-outs = " ".join(common.dtype_badge(o.dtype) for o in ev.outputs) or "—"
+ins = " ".join(dtype_badge(i.dtype) for i in ev.inputs) or "—"
+outs = " ".join(dtype_badge(o.dtype) for o in ev.outputs) or "—"
 badge = ""
 if ev.autocast_cast:
     text = TEXT["cast_badge"].format(op=ev.autocast_op) if ev.phase == "forward" else TEXT["cast_badge_bwd"]
@@ -232,8 +157,8 @@ if other is not None:
         text = TEXT["other_device"].format(
             a=label[result.device],
             b=label[other.device],
-            da=common.dtype_badge(pair[0]),
-            db=common.dtype_badge(pair[1]),
+            da=dtype_badge(pair[0]),
+            db=dtype_badge(pair[1]),
         )
         st.container(border=True).markdown(text, unsafe_allow_html=True)
 if result.device == "cuda-sim":
@@ -269,11 +194,11 @@ else:
 landmark_dtypes = {name: t.events[i].outputs[0].dtype for name, i in t.landmarks.items() if t.events[i].outputs}
 left, right = st.columns(2)
 left.plotly_chart(
-    figures.dataflow_figure(landmark_dtypes, current=ev.landmark, title=TEXT["dataflow"]), width="stretch"
+    attention_fig.dataflow_figure(landmark_dtypes, current=ev.landmark, title=TEXT["dataflow"]), width="stretch"
 )
 if out is not None and out.stats.log2_hist:
     ranges = [FormatRange.of(d) for d in RANGE_FORMATS[:2]]
-    right.plotly_chart(figures.exponent_histogram_figure(out.stats.log2_hist, out.dtype, ranges), width="stretch")
+    right.plotly_chart(attention_fig.exponent_histogram_figure(out.stats.log2_hist, out.dtype, ranges), width="stretch")
     right.caption(TEXT["hist"])
 
 left, right = st.columns(2)
@@ -284,7 +209,7 @@ if "probs" in t.landmarks:
         s.head = 0
     left.number_input(TEXT["heat_head"], 0, heads - 1, key="head")
     sel = left.plotly_chart(
-        figures.heatmap_figure(
+        attention_fig.heatmap_figure(
             probs[s.head],
             title=TEXT["heatmap"].format(head=s.head),
             selected=(s.er, s.ec) if ev.landmark == "probs" and s.em == s.head else None,
@@ -303,7 +228,7 @@ if "probs" in t.landmarks:
 else:
     left.info(TEXT["no_probs"])
 right.plotly_chart(
-    figures.reference_error_figure(result.reference_error, current=ev.landmark, title=TEXT["errors"]),
+    attention_fig.reference_error_figure(result.reference_error, current=ev.landmark, title=TEXT["errors"]),
     width="stretch",
 )
 
@@ -318,5 +243,5 @@ if out is not None and out.sample is not None:
     p3.number_input(TEXT["picker_col"], 0, c - 1, key="ec")
     value = float(out.sample[s.em, s.er, s.ec])
     st.markdown(TEXT["picker_value"].format(m=s.em, r=s.er, c=s.ec, value=value, dtype=out.dtype))
-    st.plotly_chart(common.bit_layout(value, out.dtype), width="stretch")
+    st.plotly_chart(results.bit_layout(value, out.dtype, text.language()), width="stretch")
     st.caption(TEXT["picker_sampled"].format(m=m, r=r, c=c))

@@ -6,223 +6,22 @@ import math
 import pandas as pd
 import streamlit as st
 
-from mpviz import claims, figures, formats
-from pages import common
+from mpviz import claims, formats
+from view import text
+from view.figures import claims as claims_fig
+from view.figures import formats as formats_fig
+from view.figures import policy as policy_fig
+from view.page import page_header, show_warnings
+from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "Tutorial claims, checked",
-    "intro": (
-        "The tutorials this app answers repeat a handful of claims about mixed precision. Each card below states "
-        "one of them in our words, names the tutorial file it comes from, and checks it **now**, against this "
-        "machine's torch: autocast's real kernels on CPU and CUDA's policy (probed from torch; where a value is "
-        "needed without a GPU, CUDA's policy is emulated on CPU), number formats read from `ml_dtypes`, real "
-        "training runs and timings. Policy claims are checked under bf16 autocast, as the tutorials use it."
-    ),
-    "filter": "Show claims whose verdict is",
-    "filters": {
-        "all": "any",
-        "holds": "holds",
-        "partly_holds": "partly holds",
-        "depends_on_device": "depends on the device",
-        "does_not_hold": "does not hold",
-    },
-    "verdicts": {
-        "holds": "Holds",
-        "partly_holds": "Partly holds",
-        "depends_on_device": "Depends on the device",
-        "does_not_hold": "Does not hold",
-    },
-    "slow": "Run the slow checks (training, timing)",
-    "measuring": "Measuring the claims on this machine…",
-    "measuring_slow": "Measuring claim {id} (training / timing)…",
-    "summary_pending": "not measured yet",
-    "pending": "This check trains a model or times kernels. Switch on **{slow}** above to run it.",
-    "pending_hidden": "{n} slow claim(s) are not measured yet, so this filter cannot place them.",
-    "none_shown": "No measured claim has this verdict.",
-    "card_title": "{id}. {claim}",
-    "source": "From {seeds}",
-    "measured_on": {"cpu": "this machine's CPU", "cuda": "this machine's GPU"},
-    "device_labels": {
-        "cpu": "CPU (this machine)",
-        "cuda-sim": "CUDA's policy (probed; block emulated on CPU)",
-        "cuda": "CUDA (this machine's GPU)",
-    },
-    "probe": "`{function}({inputs})` under bf16 autocast → **{out}**",
-    "probe_fake": " · fake CUDA tensors through torch's real CUDA autocast kernels",
-    "probe_error": "torch refused this call: {error}",
-    "policy_line": "In {device}'s autocast policy: {entries}",
-    "category_phrase": {
-        "none": "not listed",
-        "lower_precision_fp": "cast down to the autocast dtype (`lower_precision_fp`)",
-        "fp32": "cast up to float32 (`fp32`)",
-        "fp32_set_opt_dtype": "computed and returned in float32 (`fp32_set_opt_dtype`)",
-        "fp32_append_dtype": "computed in float32 via a dtype overload (`fp32_append_dtype`)",
-        "promote": "widest input wins (`promote`)",
-        "banned": "refused (`banned`)",
-        "unclassified": "in the policy, category unknown",
-    },
-    "no_ops": "none",
-    "landmark": "tensor in the attention block",
-    "distinct": {True: "still two different values", False: "now one value"},
-    "storage_cols": {
-        "value": "value",
-        "format": "format",
-        "stored": "stored as",
-        "class": "kind",
-        "error": "rel. error",
-    },
-    "marker": "gradient {i}",
-    "recipe_names": {
-        "fp32": "fp32",
-        "bf16": "bf16, no scaler",
-        "fp16+scaler": "fp16 + GradScaler",
-        "fp16": "fp16, no scaler",
-    },
-    "recipe_cols": {
-        "recipe": "recipe",
-        "final": "final loss",
-        "lost": "lost to zero (mean)",
-        "skipped": "skipped steps",
-        "nonfinite": "steps with inf/NaN gradients",
-    },
-    "speed_cols": {"dtype": "dtype", "matmul": "matmul (ms)", "step": "forward+backward (ms)"},
-    "match_cols": {"how": "accumulated by", "share": "= exact sum, rounded once"},
-    "match_names": {
-        "matmul": "torch.matmul on {device}",
-        "float32_accumulator": "float32 accumulator (emulated)",
-        "bfloat16_accumulator": "bfloat16 accumulator (emulated)",
-    },
-    "labels": {
-        "speedup": "speed vs float32 (×, log axis)",
-        "matmul": "one {n}×{n} matmul",
-        "step": "forward + backward (T={seq}, d={dim})",
-        "claimed": "claimed 2–3×",
-        "terms": "terms added",
-        "partial_sum": "running sum",
-        "exact": "exact",
-        "low_accumulator": "{dtype} accumulator",
-        "rounded_once": "exact, rounded once to {dtype}",
-        "measured": "torch.matmul on {device}",
-        "lost": "gradient elements lost to zero (mean per step)",
-        "recipe": "recipe",
-        "stored": "{value:g} → {stored:.9g} in {format}",
-        "number_line_title": "Where each score is stored",
-        "range_title": "Range of each format (log2 scale)",
-    },
-    "claims": {
-        "softmax_fp32": {
-            "claim": "Under autocast, softmax is always computed in float32.",
-            "explain": (
-                "Softmax of a bfloat16 tensor returns **{cpu_softmax_out}** on CPU and **{cuda_softmax_out}** "
-                "under CUDA's policy, and the attention block's probs come out {cpu_probs} on CPU and "
-                "{cuda_probs} under CUDA's policy. `softmax` in CPU's policy: {cpu_cat}; in CUDA's: {cuda_cat}. "
-                "An op the policy does not list runs in whatever dtype arrives."
-            ),
-        },
-        "matmul_low_precision": {
-            "claim": "Under autocast, matrix multiplications and linear layers run in the low-precision dtype.",
-            "explain": (
-                "With float32 inputs, `matmul` returns **{cpu_matmul_out}** on CPU and **{cuda_matmul_out}** under "
-                "CUDA's policy, `linear` {cpu_linear_out} / {cuda_linear_out}: autocast casts the inputs down "
-                "first (◆ in the strips). q, scores, context and logits of the block are all made by matmuls."
-            ),
-        },
-        "layer_norm_fp32": {
-            "claim": "Autocast keeps LayerNorm in float32: a bf16 activation entering LayerNorm leaves as float32.",
-            "explain": (
-                "A bfloat16 input to `layer_norm` — what a bf16 linear layer hands on — comes back "
-                "**{cpu_layer_norm_out}** on CPU and **{cuda_layer_norm_out}** under CUDA's policy. `layer_norm` "
-                "in CPU's policy: {cpu_cat}; in CUDA's: {cuda_cat}. In the attention block x_norm is "
-                "{cpu_x_norm} on CPU only because its input x arrives as {cpu_x}."
-            ),
-        },
-        "bf16_range": {
-            "claim": "bf16 has exactly the same dynamic range as float32 (about 1.4e-45 up to 3.4e38).",
-            "explain": (
-                "bf16's largest value is {bf_max:.5g} against float32's {f32_max:.5g} ({max_ratio:.1%} of it) and "
-                "both share the smallest normal value {normal:.4g}. Below it they part: bf16's smallest subnormal "
-                "is {bf_sub:.3g}, float32's {f32_sub:.3g} — {sub_ratio:,.0f}× apart, since bf16 has {bf_mant} "
-                "mantissa bits to spend on subnormals and float32 has {f32_mant}. The 1.4e-45 quoted for bf16 is "
-                "float32's smallest subnormal."
-            ),
-        },
-        "fp16_tiny_gradients": {
-            "claim": "fp16's smallest value is about 6.1e-5, so a gradient of 1e-7 becomes zero in fp16.",
-            "explain": (
-                "6.1e-5 is fp16's smallest *normal* value ({normal:.4g}). Below it come subnormals down to "
-                "{sub:.4g}, and only values at or below {zero:.4g} round to 0. Measured: {v0:g} is stored as "
-                "{s0:.5g} ({c0}), {v1:g} as {s1:.5g} ({c1}, {e1:.0%} off)."
-            ),
-        },
-        "close_scores": {
-            "claim": (
-                "In low precision such as fp16, two close attention scores like 10.1 and 10.2 may both be stored "
-                "as 10.125, so softmax can no longer tell them apart."
-            ),
-            "explain": (
-                "fp16's spacing near 10 is {f16_gap:g}: 10.1 and 10.2 are stored as {f16_a:.8g} and {f16_b:.8g} — "
-                "{f16_state}. 10.125 is what *bf16* makes of 10.1 (spacing {bf16_gap:g}), and bf16 stores 10.2 as "
-                "{bf16_b:.6g} — {bf16_state}. Scores closer than the spacing do merge: 10.0 and 10.01 become "
-                "{m_f16_a:.8g} and {m_f16_b:.8g} in fp16, {m_bf16_a:.6g} and {m_bf16_b:.6g} in bf16."
-            ),
-        },
-        "loss_fp32": {
-            "claim": "Under autocast the loss (cross-entropy) is computed in float32 automatically.",
-            "explain": (
-                "Cross-entropy of bfloat16 logits returns **{cpu_cross_entropy_out}** on CPU and "
-                "**{cuda_cross_entropy_out}** under CUDA's policy, but the work differs. `cross_entropy_loss` in "
-                "CPU's policy: {cpu_cat}; in CUDA's: {cuda_cat}. Ops that computed in bfloat16 — on CPU: {cpu_low}; "
-                "under CUDA's policy: {cuda_low}."
-            ),
-        },
-        "bf16_no_scaler": {
-            "claim": "bf16 training needs no GradScaler: with its range, gradients do not underflow.",
-            "explain": (
-                "{steps} Adam steps of a small block (T={seq}, d={dim}), same seed and data for every recipe, the "
-                "loss × 2^{log2_mult} to push gradients toward underflow: bf16 without a scaler lost "
-                "**{bf16:.3%}** of gradient elements to zero and had {bf16_nonfinite} inf/NaN step(s); fp16 with "
-                "GradScaler lost {fp16s:.3%} (skipped {fp16s_skipped} step(s)); fp16 without one lost **{fp16:.1%}**."
-            ),
-        },
-        "speedup": {
-            "claim": "Mixed precision makes training about 2–3× faster than float32.",
-            "explain": (
-                "On {device} ({threads} threads) a forward+backward of the block runs at **{bf16:.2f}×** "
-                "float32's speed under bf16 autocast and **{fp16:.2g}×** under fp16; a single matmul at "
-                "{bf16_mm:.2f}× and {fp16_mm:.2g}×. Median of {repeat} runs each; timings vary from run to run "
-                "and the verdict follows the numbers shown."
-            ),
-        },
-        "matmul_accumulation": {
-            "claim": (
-                "A bf16 × bf16 matmul accumulates in float32 and returns float32, so attention scores reach "
-                "softmax in float32."
-            ),
-            "explain": (
-                "A 1 followed by {n_small} copies of 2^{small_log2} (a quarter of bf16's spacing at 1), dotted with "
-                "ones: exact {exact:.9g}; an accumulator kept in bf16 stays at {low:g}; a float32 accumulator "
-                "rounded once gives {once:g}; torch.matmul on {device} returned **{measured:g}**. On random "
-                "{m}×{k} · {k}×{n} bf16 matrices {share:.2%} of its results equal the exact sum rounded once "
-                "(table): it accumulates like **{accumulator}**. It returns **{out}**, and the attention scores "
-                "are {cpu_scores} on CPU and {cuda_scores} under CUDA's policy."
-            ),
-        },
-        "bf16_tiny_gradients": {
-            "claim": "bf16 easily represents tiny gradients such as 1e-7 and 1e-8, without underflow.",
-            "explain": (
-                "In bf16 {v0:g} is stored as {s0:.5g} and {v1:g} as {s1:.5g} ({e0:.2%} and {e1:.2%} off); bf16 "
-                "rounds to 0 only at or below {zero:.3g}. fp16 for contrast: {o0:.5g} and {o1:.5g} (0 at or below "
-                "{ozero:.3g})."
-            ),
-        },
-    },
-}
+TEXT = text.section("claims")
+RANGE_LABELS = {**text.section("formats")["figure"], **TEXT["labels"]}  # the formats lesson's range chart
 
 BADGE_COLORS = {"holds": "green", "partly_holds": "orange", "depends_on_device": "blue", "does_not_hold": "red"}
 FILTERS = ("all", *claims.VERDICTS)
 PARAMS = [
-    common.UrlParam("verdict", "all", common.parse_choice(FILTERS)),
-    common.UrlParam("slow", False, common.parse_bool, lambda v: "1" if v else "0"),
+    UrlParam("verdict", "all", parse_choice(FILTERS)),
+    UrlParam("slow", False, parse_bool, dump_bool),
 ]
 
 
@@ -263,7 +62,7 @@ def policy_view(c: claims.Checked, words: dict) -> None:
             if probe.error:
                 col.error(TEXT["probe_error"].format(error=probe.error))
             key = f"steps_{c.claim}_{run.device}_{probe.function}"
-            col.plotly_chart(figures.call_steps_figure(list(probe.steps)), width="stretch", key=key)
+            col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=key)
         entries = "; ".join(f"`{op.removeprefix('aten::')}` {category(cat)}" for op, cat in run.categories.items())
         col.caption(TEXT["policy_line"].format(device=run.device.upper(), entries=entries))
     table = pd.DataFrame({labels[run.device]: run.landmarks for run in ev.devices}).rename_axis(TEXT["landmark"])
@@ -285,7 +84,9 @@ def range_view(c: claims.Checked, words: dict) -> None:
         f32_mant=f32.mantissa_bits,
     )
     st.markdown(words["explain"].format(**fields))
-    st.plotly_chart(figures.range_figure([f32, bf, ev.float16], labels=TEXT["labels"]), width="stretch", key="range_4")
+    st.plotly_chart(
+        formats_fig.range_figure([f32, bf, ev.float16], labels=RANGE_LABELS), width="stretch", key="range_4"
+    )
 
 
 def storage_view(c: claims.Checked, words: dict) -> None:
@@ -315,7 +116,7 @@ def storage_view(c: claims.Checked, words: dict) -> None:
     ]
     left.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     markers = {TEXT["marker"].format(i=i + 1): v for i, v in enumerate(ev.values)}
-    fig = figures.range_figure([mine.format, other.format], markers, {**TEXT["labels"], "range_title": ""})
+    fig = formats_fig.range_figure([mine.format, other.format], markers, labels={**RANGE_LABELS, "range_title": ""})
     right.plotly_chart(fig, width="stretch", key=f"storage_{c.claim}")
 
 
@@ -328,10 +129,10 @@ def close_scores_view(c: claims.Checked, words: dict) -> None:
         f16_gap=f16.spacing,
         f16_a=f16.stored[0],
         f16_b=f16.stored[1],
-        f16_state=TEXT["distinct"][f16.distinct],
+        f16_state=TEXT["distinct"]["kept" if f16.distinct else "merged"],
         bf16_gap=bf16.spacing,
         bf16_b=bf16.stored[1],
-        bf16_state=TEXT["distinct"][bf16.distinct],
+        bf16_state=TEXT["distinct"]["kept" if bf16.distinct else "merged"],
         m_f16_a=m16.stored[0],
         m_f16_b=m16.stored[1],
         m_bf16_a=mbf.stored[0],
@@ -342,7 +143,13 @@ def close_scores_view(c: claims.Checked, words: dict) -> None:
     margin = max(r.spacing for p in ev.pairs for r in p.formats)
     lo, hi = min(scores) - margin, max(scores) + margin
     lines = [formats.number_line(f, lo, hi) for f in ("float16", "bfloat16")]
-    st.plotly_chart(figures.close_scores_figure(lines, ev.pairs, TEXT["labels"]), width="stretch", key="scores_6")
+    st.plotly_chart(
+        claims_fig.close_scores_figure(
+            lines, ev.pairs, labels=TEXT["labels"], number_line_labels=text.section("formats")["figure"]
+        ),
+        width="stretch",
+        key="scores_6",
+    )
 
 
 def scaler_view(c: claims.Checked, words: dict) -> None:
@@ -362,7 +169,9 @@ def scaler_view(c: claims.Checked, words: dict) -> None:
     st.markdown(words["explain"].format(**fields))
     names, cols = TEXT["recipe_names"], TEXT["recipe_cols"]
     left, right = st.columns(2)
-    left.plotly_chart(figures.lost_gradients_figure(ev.recipes, names, TEXT["labels"]), width="stretch", key="lost_8")
+    left.plotly_chart(
+        claims_fig.lost_gradients_figure(ev.recipes, names=names, labels=TEXT["labels"]), width="stretch", key="lost_8"
+    )
     rows = [
         {
             cols["recipe"]: names[r.recipe],
@@ -390,7 +199,7 @@ def speed_view(c: claims.Checked, words: dict) -> None:
     )
     st.markdown(words["explain"].format(**fields))
     left, right = st.columns(2)
-    left.plotly_chart(figures.speed_figure(ev, TEXT["labels"]), width="stretch", key="speed_9")
+    left.plotly_chart(claims_fig.speed_figure(ev, labels=TEXT["labels"]), width="stretch", key="speed_9")
     cols = TEXT["speed_cols"]
     rows = [{cols["dtype"]: r.dtype, cols["matmul"]: r.matmul_ms, cols["step"]: r.step_ms} for r in ev.rows]
     right.dataframe(pd.DataFrame(rows).round(3), hide_index=True, width="stretch")
@@ -418,7 +227,7 @@ def accumulation_view(c: claims.Checked, words: dict) -> None:
     )
     st.markdown(words["explain"].format(**fields))
     left, right = st.columns(2)
-    left.plotly_chart(figures.accumulation_figure(ev, TEXT["labels"]), width="stretch", key="accumulation_10")
+    left.plotly_chart(claims_fig.accumulation_figure(ev, labels=TEXT["labels"]), width="stretch", key="accumulation_10")
     cols, names = TEXT["match_cols"], TEXT["match_names"]
     rows = [
         {cols["how"]: names[how].format(device=TEXT["measured_on"][ev.device]), cols["share"]: f"{share:.2%}"}
@@ -451,13 +260,13 @@ def card(claim: claims.Claim, checked: claims.Checked | None) -> None:
 
 
 # ── the page ────────────────────────────────────────────────────────────────────────────────────────────────
-common.page_header(TEXT["title"], TEXT["intro"])
-common.seed_from_url(PARAMS)
-common.show_warnings()
+page_header(TEXT)
+seed_from_url(PARAMS)
+show_warnings()
 s = st.session_state
 st.segmented_control(TEXT["filter"], FILTERS, key="verdict", format_func=TEXT["filters"].get, required=True)
 st.toggle(TEXT["slow"], key="slow")
-common.write_url(PARAMS)
+write_url(PARAMS)
 
 results: dict[int, claims.Checked] = {}
 with st.spinner(TEXT["measuring"]):

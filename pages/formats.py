@@ -4,151 +4,15 @@ import math
 
 import streamlit as st
 
-from mpviz import figures, formats
-from pages import common
+from mpviz import formats
+from view import results, text
+from view.figures import formats as formats_fig
+from view.figures import style
+from view.page import dtype_badge, page_header, show_warnings, warn
+from view.run_config import run_config
+from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "Number formats",
-    "intro": (
-        "Type a number (or a bit pattern) and see how each format stores it: the bits, the value really "
-        "kept, the rounding error and the neighbours. Click a bit to flip it. Every number on this page is "
-        "computed from the formats' bits and checked against torch and ml_dtypes, not copied from a table."
-    ),
-    "value": "Value",
-    "value_help": (
-        "A decimal (0.1, -3e-5, -0), inf, -inf, nan, or a bit pattern: 0x3c00 / 0b… belongs to the first "
-        "selected format; fp16:0x3c00 names its format."
-    ),
-    "formats": "Formats",
-    "rounding": "Rounding",
-    "roundings": {
-        "nearest": "nearest (ties to even)",
-        "zero": "toward 0",
-        "up": "toward +∞",
-        "down": "toward −∞",
-    },
-    "bad_value": "`{raw}` is not a value this page can read ({error}); showing `{used}` instead.",
-    "no_formats": "No format selected; showing `{used}`.",
-    "emulated": "tf32 has no storage dtype: it is float32's exponent with float16's 10 mantissa bits. "
-    "mpviz *emulates* its rounding; tensor cores may round differently.",
-    "fields": {"sign": ":red[sign]", "exponent": ":blue[exponent]", "mantissa": ":green[mantissa]"},
-    "line": "= **`{value}`** · {cls} · error {abs_error:.3g} (relative {rel_error:.3g}) · ulp {ulp:.3g} · "
-    "neighbours `{down}` ↔ `{up}`",
-    "flags": {
-        "overflow": "**overflow**",
-        "underflow": "**underflow → 0**",
-        "saturated": "**saturated at the range's end**",
-        "invalid": "**not representable** (no NaN / no sign / no zero in this format)",
-    },
-    "exponent_note": "exponent bits `{bits}` = {raw} → 2^{unbiased}",
-    "none": "none",
-    "summary": "All selected formats",
-    "cols": {
-        "format": "format",
-        "value": "stored value",
-        "hex": "bits (hex)",
-        "cls": "class",
-        "abs": "abs error",
-        "rel": "rel error",
-        "ulp": "ulp",
-        "down": "next down",
-        "up": "next up",
-        "flags": "flags",
-    },
-    "number_line": "Number line: representable values and round-to-nearest bins",
-    "zoom": "Zoom out",
-    "zoom_labels": {0: "the value's binade", "all": "whole range"},
-    "zoom_step": "×{factor:,}",
-    "range": "Ranges on a log2 axis",
-    "marker_value": "value",
-    "marker_max": "{name} max |x|",
-    "marker_min": "{name} min |x|≠0",
-    "stochastic": "Stochastic rounding: unbiased on average",
-    "stochastic_intro": (
-        "Stochastic rounding rounds x up with probability (x − down)/(up − down), so its *expected* value "
-        "is x itself; round-to-nearest always picks the same neighbour and keeps its bias. Below, {draws:,} "
-        "seeded random roundings per format, measured."
-    ),
-    "sr_cols": {
-        "format": "format",
-        "down": "down",
-        "up": "up",
-        "p_up": "P(round up)",
-        "expected": "expected value",
-        "mean": "mean of draws",
-        "nearest": "nearest",
-        "bias": "bias of nearest",
-    },
-    "trace": "From the trace: a real tensor against each format's range",
-    "trace_intro": (
-        "Pick a tensor of the attention layer (sidebar config, autocast {dtype}). Its exponent histogram is "
-        "the whole tensor; the counts below store the {n:,} kept elements (of {numel:,}) in each format."
-    ),
-    "landmark": "Tensor",
-    "bad_landmark": "Tensor `{raw}` is not in this trace; showing `{used}`.",
-    "census_cols": {
-        "format": "if stored in",
-        "overflow": "overflow",
-        "underflow": "flush to 0",
-        "subnormal": "subnormal",
-        "normal": "normal",
-        "zero": "already 0",
-        "nonfinite": "already inf/nan",
-    },
-    "no_trace_values": "This tensor has no finite non-zero values to place.",
-    "libraries": "Where torch and ml_dtypes disagree (measured now)",
-    "your_value": "Your value (as float64) cast by each library",
-    "lib_cols": {
-        "format": "format",
-        "agree": "all agree",
-        "torch": "torch",
-        "numpy": "numpy / ml_dtypes",
-        "mpviz": "mpviz (exact)",
-    },
-    "probes": "Probe inputs where the libraries differ",
-    "probe_names": {
-        "pos_inf": "+inf",
-        "neg_inf": "−inf",
-        "nan": "nan",
-        "neg_zero": "−0",
-        "zero": "0",
-        "minus_one": "−1",
-        "above_max": "between max and the next pattern",
-        "twice_max": "2 × max",
-        "half_smallest_subnormal": "½ × smallest subnormal",
-        "float32_subnormal": "1.4·2^-127 (a float32 subnormal)",
-        "tie_plus_2^-40": "a tie + 2^-40: float32 cannot hold it, so float64 → float32 → format rounds twice",
-    },
-    "finfo_all": "All finfo fields",
-    "probe_cols": {"format": "format", "probe": "probe", "input": "input"},
-    "finfo": "finfo fields: torch.finfo vs ml_dtypes.finfo vs measured from torch's own bit patterns",
-    "finfo_cols": {
-        "format": "format",
-        "field": "field",
-        "torch": "torch.finfo",
-        "ml_dtypes": "ml_dtypes.finfo",
-        "measured": "measured",
-        "agree": "agree",
-    },
-    "properties": "Every format's properties (from FormatSpec: ml_dtypes/torch finfo, measured flags)",
-    "prop_cols": {
-        "name": "format",
-        "short": "short",
-        "bits": "bits",
-        "layout": "sign·exp·mant",
-        "bias": "bias",
-        "max": "max",
-        "smallest_normal": "smallest normal",
-        "smallest_subnormal": "smallest subnormal",
-        "eps": "eps",
-        "digits": "≈ decimal digits",
-        "inf": "inf",
-        "nan": "nan",
-        "negzero": "−0",
-        "torch": "torch dtype",
-        "emulated": "emulated",
-    },
-}
+TEXT = text.section("formats")
 
 DEFAULT_FORMATS = ("fp32", "fp16", "bf16", "e4m3")
 TRACE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
@@ -173,11 +37,11 @@ def _parse_zoom(raw: str):
 
 
 PAGE_PARAMS = [
-    common.UrlParam("v", "0.1", str),
-    common.UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),
-    common.UrlParam("round", "nearest", common.parse_choice(formats.ROUNDINGS)),
-    common.UrlParam("zoom", 0, _parse_zoom),
-    common.UrlParam("lm", "scores", str),
+    UrlParam("v", "0.1", str),
+    UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),
+    UrlParam("round", "nearest", parse_choice(formats.ROUNDINGS)),
+    UrlParam("zoom", 0, _parse_zoom),
+    UrlParam("lm", "scores", str),
 ]
 
 
@@ -230,9 +94,9 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else repr(x)
 
 
-common.page_header(TEXT["title"], TEXT["intro"])
-rc = common.run_config()
-common.seed_from_url(PAGE_PARAMS)
+page_header(TEXT)
+rc = run_config()
+seed_from_url(PAGE_PARAMS)
 s = st.session_state
 
 # ── controls ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -241,16 +105,16 @@ c1.text_input(TEXT["value"], key="v", help=TEXT["value_help"])
 c2.segmented_control(TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True)
 st.multiselect(TEXT["formats"], ALL_SHORT, key="fmts")
 if not s.fmts:
-    common.warn(TEXT["no_formats"].format(used=",".join(DEFAULT_FORMATS)))
+    warn(TEXT["no_formats"].format(used=",".join(DEFAULT_FORMATS)))
 selected = list(s.fmts) or list(DEFAULT_FORMATS)
 text = _pattern_text(s.v, selected[0])
 try:
     _encode(text, "fp64", s.round)
 except ValueError as e:
-    common.warn(TEXT["bad_value"].format(raw=s.v[:60], error=e, used=PAGE_PARAMS[0].default))
+    warn(TEXT["bad_value"].format(raw=s.v[:60], error=e, used=PAGE_PARAMS[0].default))
     text = PAGE_PARAMS[0].default
-common.write_url(PAGE_PARAMS)
-common.show_warnings()
+write_url(PAGE_PARAMS)
+show_warnings()
 x = _encode(text, "fp64", "nearest").value  # the input as a float64 (exact for bit-pattern inputs)
 encodings = {f: _encode(text, f, s.round) for f in selected}
 s._codes = {f: enc.code for f, enc in encodings.items()}  # what the bit pills show, for _flip
@@ -261,12 +125,12 @@ css = "".join(  # bit pills coloured by field: pressed (1) solid, released (0) o
     f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
     f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
     f"{{background:{color};color:white}}"
-    for field, color in figures.FIELD_COLORS.items()
+    for field, color in style.FIELD_COLORS.items()
 )
 st.html(f"<style>{css}</style>")
 for short, enc in encodings.items():
     spec = formats.resolve_format(short)
-    st.markdown(f"{common.dtype_badge(spec.name)} &nbsp; **{short}**", unsafe_allow_html=True)
+    st.markdown(f"{dtype_badge(spec.name)} &nbsp; **{short}**", unsafe_allow_html=True)
     if spec.emulated:
         st.caption(TEXT["emulated"])
     positions = {}  # field → bit positions (0 = least significant), most significant first
@@ -332,13 +196,16 @@ st.select_slider(
     TEXT["zoom"],
     ZOOMS,
     key="zoom",
-    format_func=lambda z: TEXT["zoom_labels"].get(z) or TEXT["zoom_step"].format(factor=formats.ZOOM_STEP**z),
+    format_func=lambda z: TEXT["zoom_labels"].get(str(z)) or TEXT["zoom_step"].format(factor=formats.ZOOM_STEP**z),
 )
 specs = [formats.resolve_format(f) for f in selected]
 limit = max(spec.max for spec in specs)
 lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
 lines = [_number_line(f, lo, hi) for f in selected]
-st.plotly_chart(figures.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None), width="stretch")
+st.plotly_chart(
+    formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]),
+    width="stretch",
+)
 
 # ── from the trace: a real tensor (its extremes also go on the range chart) ─────────────────────────────────
 markers = {TEXT["marker_value"]: x}
@@ -348,7 +215,7 @@ range_chart = st.empty()
 
 with trace_part:
     st.subheader(TEXT["trace"])
-    result = common.attention_trace(rc)
+    result = results.attention_trace(rc)
     if result is not None:
         t = result.trace
         names = [n for n, i in t.landmarks.items() if t.events[i].outputs and t.events[i].outputs[0].stats]
@@ -357,13 +224,16 @@ with trace_part:
             st.warning(TEXT["bad_landmark"].format(raw=str(s.lm)[:40], used=used), icon="⚠️")
             s.lm = used
         st.selectbox(TEXT["landmark"], names, key="lm")
-        common.write_url(PAGE_PARAMS)
+        write_url(PAGE_PARAMS)
         out = t.landmark_event(s.lm).outputs[0]
         sample = out.sample if out.sample is not None else []
         st.caption(TEXT["trace_intro"].format(dtype=rc.dtype, n=len(sample.reshape(-1)), numel=out.stats.numel))
         trace_specs = [formats.resolve_format(f) for f in TRACE_FORMATS]
         if out.stats.log2_hist:
-            st.plotly_chart(figures.format_exponent_figure(s.lm, out.stats.log2_hist, trace_specs), width="stretch")
+            st.plotly_chart(
+                formats_fig.format_exponent_figure(s.lm, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]),
+                width="stretch",
+            )
             nonzero = abs(sample[(sample != 0) & (abs(sample) < math.inf)])
             markers[TEXT["marker_max"].format(name=s.lm)] = out.stats.abs_max
             if nonzero.size:
@@ -377,7 +247,7 @@ with trace_part:
             rows.append({cc["format"]: spec.name} | {cc[k]: getattr(census, k) for k in list(cc)[1:]})
         st.dataframe(rows, hide_index=True, width="stretch")
 
-range_chart.plotly_chart(figures.range_figure(specs, markers), width="stretch")
+range_chart.plotly_chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]), width="stretch")
 
 # ── stochastic rounding ─────────────────────────────────────────────────────────────────────────────────────
 st.subheader(TEXT["stochastic"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from mpviz import figures
 from mpviz.emulation import EMULATION_LIMITS, check_emulation
 from mpviz.policy import (
     CATEGORIES,
@@ -18,89 +17,13 @@ from mpviz.policy import (
     probe_call,
     probeable_devices,
 )
-from pages import common
+from view import results, text
+from view.figures import policy as policy_fig
+from view.page import page_header, show_warnings
+from view.run_config import RunConfig, run_config
+from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "Autocast policy",
-    "intro": (
-        "Autocast does not cast every op: per device it keeps a list of which ops run in low "
-        "precision, which are forced to float32 and which follow their widest input. Every list, count "
-        "and dtype on this page is read from the installed torch right now, by calling each op on fake "
-        "tensors of that device (so CUDA's list is readable without a GPU) and watching what autocast does "
-        "to its inputs."
-    ),
-    "source": "Read from torch **{torch}** · probed with autocast dtype {left}: `{left_dtype}`, {right}: "
-    "`{right_dtype}`",
-    "left": "Compare",
-    "right": "with",
-    "device_labels": {"cpu": "CPU", "cuda": "CUDA", "xpu": "XPU", "mps": "MPS (Apple)", "mtia": "MTIA"},
-    "probe_failed": "Reading the {device} policy failed: {error}",
-    "counts": "How many ops each category holds",
-    "category_help": {
-        "lower_precision_fp": "float32 inputs were cast down to the autocast dtype",
-        "fp32": "fp16/bf16 inputs were cast up to float32",
-        "fp32_set_opt_dtype": "no cast, but the op was told to compute and return float32 (`dtype=`)",
-        "fp32_append_dtype": "no cast; autocast called the overload that takes a float32 `dtype`",
-        "promote": "mixed inputs were cast to the widest of them",
-        "banned": "the call raised an error under autocast",
-        UNCLASSIFIED: "the probe could not tell",
-    },
-    "help_title": "What the probe saw for each category",
-    "not_in_policy": "—",
-    "not_in_policy_note": "— = not in autocast's policy there: the op runs in the dtype that arrives.",
-    "totals": "{device}: ops in autocast's policy",
-    "differ_metric": "ops whose category differs",
-    "table": "Every op, side by side",
-    "search": "Search op names",
-    "filter": "Categories (on either device)",
-    "only_diff": "Only ops that differ",
-    "cols": {"op": "op", "differs": "differs"},
-    "shown": "{n} of {total} ops shown; {d} of them differ between {left} and {right} (highlighted).",
-    "probe": "Probe an op",
-    "probe_intro": (
-        "Pick a function and the dtypes of its inputs: it runs now under autocast on each device — on real "
-        "tensors on CPU, on fake tensors with the device's real autocast kernels elsewhere — and every ATen "
-        "op it ran is drawn, coloured by its output dtype (◆ = a cast)."
-    ),
-    "function": "Function",
-    "probe_dtype": "Autocast dtype",
-    "input": "`{name}` dtype",
-    "out": "{device}: output dtype",
-    "without": "without autocast: {dtype}",
-    "fake": "fake tensors: dtypes only, no values",
-    "call_error": "torch refused this call: {error}",
-    "emulation": "CUDA's policy on this CPU (device “cuda-sim”)",
-    "emulation_intro": (
-        "Choose **CUDA policy, computed on CPU** as the device in the sidebar and the step-through page runs "
-        "forward and backward with real values on this CPU while applying the CUDA categories above, so it "
-        "shows CUDA's dtype flow. What it cannot reproduce:"
-    ),
-    "limits": {
-        "backward_emulated": "**The backward is emulated.** No CPU build can trace CUDA's real backward; the "
-        "gradients you see follow from the emulated forward's dtypes.",
-        "sdpa_math_path": "**SDPA shows the math path.** A GPU picks a flash, memory-efficient or cuDNN "
-        "kernel by hardware and shape; the dtypes shown are those of the math path.",
-    },
-    "check": "Check the emulation now against a fake-CUDA forward (sidebar config; runs a child process)",
-    "check_running": "Running the sidebar's config on fake CUDA tensors and with the emulation…",
-    "check_ok": "Same dtype at all {n} forward landmarks, and the same ops once the known differences below "
-    "are accounted for (autocast {dtype}).",
-    "check_bad": "The emulation disagrees with the fake-CUDA forward (autocast {dtype}).",
-    "mismatch": "First op no known difference explains: fake CUDA `{cuda}`, emulated `{emulated}`.",
-    "landmark_cols": {"landmark": "landmark", "cuda": "fake CUDA", "emulated": "cuda-sim", "same": "same"},
-    "differences": "Known differences the check used:",
-    "difference_texts": {
-        "softmax_half_to_float": "CUDA's softmax reads fp16 and writes fp32 in one kernel (`half_to_float`); "
-        "the CPU casts first, then runs softmax in fp32 ({n}×).",
-        "log_softmax_half_to_float": "CUDA's log_softmax reads fp16 and writes fp32 in one kernel; the CPU "
-        "casts first ({n}×).",
-        "view_vs_unsafe_view": "`_unsafe_view` on one side, `view` on the other; same dtype ({n}×).",
-        "autograd_detach": "`detach` ops autograd records for the backward; the fake-CUDA forward has no "
-        "autograd ({n}×).",
-    },
-    "no_differences": "none",
-    "check_failed": "The check could not run: {error}",
-}
+TEXT = text.section("policy")
 
 FILTER_CATEGORIES = [*CATEGORIES, UNCLASSIFIED]
 INPUT_DEFAULTS = ("float16", "float32", "float32")
@@ -114,15 +37,15 @@ def _parse_categories(raw: str) -> list[str]:
 
 
 PARAMS = [
-    common.UrlParam("left", "cpu", common.parse_choice(tuple(probeable_devices()))),
-    common.UrlParam("right", "cuda", common.parse_choice(tuple(probeable_devices()))),
-    common.UrlParam("q", "", str),
-    common.UrlParam("cats", FILTER_CATEGORIES, _parse_categories, ",".join),
-    common.UrlParam("diff", False, common.parse_bool, lambda v: "1" if v else "0"),
-    common.UrlParam("fn", "softmax", common.parse_choice(tuple(PROBE_FUNCTIONS))),
-    common.UrlParam("pdt", "float16", common.parse_choice(("float16", "bfloat16"))),
-    *(common.UrlParam(f"in{i}", d, common.parse_choice(PROBE_INPUT_DTYPES)) for i, d in enumerate(INPUT_DEFAULTS)),
-    common.UrlParam("check", False, common.parse_bool, lambda v: "1" if v else "0"),
+    UrlParam("left", "cpu", parse_choice(tuple(probeable_devices()))),
+    UrlParam("right", "cuda", parse_choice(tuple(probeable_devices()))),
+    UrlParam("q", "", str),
+    UrlParam("cats", FILTER_CATEGORIES, _parse_categories, ",".join),
+    UrlParam("diff", False, parse_bool, dump_bool),
+    UrlParam("fn", "softmax", parse_choice(tuple(PROBE_FUNCTIONS))),
+    UrlParam("pdt", "float16", parse_choice(("float16", "bfloat16"))),
+    *(UrlParam(f"in{i}", d, parse_choice(PROBE_INPUT_DTYPES)) for i, d in enumerate(INPUT_DEFAULTS)),
+    UrlParam("check", False, parse_bool, dump_bool),
 ]
 
 
@@ -140,10 +63,10 @@ def _check(cfg_items: tuple, dtype: str, _emulated):
     return check_emulation(_emulated.trace, _emulated.config)
 
 
-common.page_header(TEXT["title"], TEXT["intro"])
-common.seed_from_url(PARAMS)
+page_header(TEXT)
+seed_from_url(PARAMS)
 s = st.session_state
-common.show_warnings()
+show_warnings()
 
 # ── which two devices ───────────────────────────────────────────────────────────────────────────────────────
 c1, c2 = st.columns(2)
@@ -181,7 +104,7 @@ if any(UNCLASSIFIED in p.categories for p in policies):
     shown_cats[UNCLASSIFIED] = UNCLASSIFIED
 counts = {_label(p.device): p.counts() for p in policies}
 low_dtypes = {_label(p.device): p.autocast_dtype for p in policies}
-st.plotly_chart(figures.policy_counts_figure(counts, shown_cats, low_dtypes), width="stretch")
+st.plotly_chart(policy_fig.policy_counts_figure(counts, shown_cats, low_dtypes, labels=TEXT["figure"]), width="stretch")
 with st.expander(TEXT["help_title"]):
     st.markdown("\n".join(f"- `{c}`: {TEXT['category_help'][c]}" for c in shown_cats))
 
@@ -240,7 +163,7 @@ for col, device in zip(st.columns(2), (left.device, right.device), strict=True):
     )
     if probe.error:
         col.warning(TEXT["call_error"].format(error=probe.error[:300]))
-    col.plotly_chart(figures.call_steps_figure(list(probe.steps)), width="stretch", key=f"steps_{device}")
+    col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=f"steps_{device}")
     if probe.fake:
         col.caption(TEXT["fake"])
 
@@ -250,8 +173,8 @@ st.markdown(TEXT["emulation_intro"])
 st.markdown("\n".join(f"- {TEXT['limits'][code]}" for code in EMULATION_LIMITS))
 st.toggle(TEXT["check"], key="check")
 if s.check:
-    rc = common.run_config()
-    emulated = common.attention_trace(common.RunConfig(rc.config, "cuda-sim", rc.dtype))
+    rc = run_config()
+    emulated = results.attention_trace(RunConfig(rc.config, "cuda-sim", rc.dtype))
     if emulated is not None:
         try:
             with st.spinner(TEXT["check_running"]):
@@ -288,4 +211,4 @@ if s.check:
             )
             used = [TEXT["difference_texts"][code].format(n=n) for code, n in check.differences.items()]
             st.markdown(TEXT["differences"] + "\n" + ("\n".join(f"- {u}" for u in used) or TEXT["no_differences"]))
-common.write_url(PARAMS)
+write_url(PARAMS)

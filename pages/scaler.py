@@ -7,147 +7,17 @@ from dataclasses import asdict, replace
 import pandas as pd
 import streamlit as st
 
-from mpviz import figures, scaler
+from mpviz import scaler
 from mpviz.model import ConfigError
-from pages import common
+from view import text
+from view.figures import scaler as scaler_fig
+from view.page import page_header, show_warnings, warn
+from view.run_config import RunConfig, run_config
+from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "GradScaler, live",
-    "intro": (
-        "`GradScaler` is the half of mixed precision nobody sees. Here a real `torch.amp.GradScaler` "
-        "trains the attention block (from the sidebar) on a tiny task — copy a token sequence — under "
-        "autocast, step by step. Every number below is read from the scaler, the optimizer and the gradients "
-        "as they happen."
-    ),
-    "defaults": (
-        "A fresh `torch.amp.GradScaler` on this device reports: initial scale **{init_scale:g}**, growth "
-        "**×{growth_factor:g}**, backoff **×{backoff_factor:g}**, growth interval **{growth_interval}** "
-        "clean steps. Those are the knobs' defaults."
-    ),
-    "not_fp16": (
-        "The sidebar's autocast dtype is **{dtype}**. GradScaler exists for float16, whose range is narrow; "
-        "the run below uses {dtype} anyway — compare."
-    ),
-    "use_fp16": "Switch the sidebar to float16",
-    "knobs": "Training",
-    "scaler_knobs": "GradScaler",
-    "steps": "Optimizer steps",
-    "lr": "Learning rate (Adam)",
-    "accum": "Gradient accumulation (micro-batches per step)",
-    "clip": "Clip gradient norm at (0 = off; unscale_ runs first)",
-    "init_scale": "Initial scale",
-    "growth_factor": "Growth factor",
-    "backoff_factor": "Backoff factor",
-    "growth_interval": "Growth interval (clean steps)",
-    "inject": "Inject an inf into one gradient at steps",
-    "inject_help": "Comma-separated step numbers, e.g. 10,30",
-    "mult": "Loss multiplier (< 1 pushes gradients toward underflow)",
-    "pace": "Playback",
-    "paces": {"fast": "max", "25": "25/s", "5": "5/s"},
-    "run": "Run again",
-    "stop": "Stop",
-    "progress": "Step {done} of {total}",
-    "stopped": "Stopped after {done} of {total} steps. Showing what was measured so far; press **Run again** "
-    "for the whole run.",
-    "bad_inject": "`{raw}` is not a list of step numbers; injecting nothing instead.",
-    "inject_beyond": "Injection step(s) {steps} lie outside this {n}-step run (steps 0 … {last}).",
-    "fixed": "`{field}={value}` cannot run ({reason}, limit {limit}); using `{used}` instead.",
-    "scale_title": "The scale, step by step",
-    "scale_caption": (
-        "GradScaler multiplies the loss by the scale before backward. `unscale_` divides the gradients by "
-        "it and checks them: if any is inf/NaN, `step()` skips the optimizer and `update()` multiplies the "
-        "scale by the backoff factor; after growth-interval clean steps in a row it multiplies by the growth "
-        "factor. Measured here: {skipped} skipped step(s), {grow} growth(s), {backoff} backoff(s)."
-    ),
-    "loss_title": "Loss",
-    "zero_title": "Gradient elements lost to zero",
-    "zero_caption": (
-        "Of the gradient elements that are non-zero in a float32 backward of the same step, the share that "
-        "came out exactly zero from the {dtype} backward — with the step's scale, and without scaling."
-    ),
-    "labels": {
-        "step": "optimizer step",
-        "scale": "loss scale (log₂ axis)",
-        "scale_line": "scale used",
-        "skipped": "step skipped",
-        "injected": "inf injected",
-        "grow": "growth",
-        "backoff": "backoff",
-        "loss": "loss (log axis)",
-        "loss_line": "loss",
-        "zero": "gradient elements lost to zero",
-        "with_scaling": "with scaling",
-        "without_scaling": "without scaling",
-        "exponent": "binary exponent ⌊log₂|g|⌋",
-        "count": "gradient elements",
-        "before": "gradients (unscaled)",
-        "after": "× scale {scale:g}",
-        "underflow": "→ 0 in {dtype}",
-        "subnormal": "subnormal in {dtype}",
-        "overflow": "→ inf in {dtype}",
-    },
-    "inspect_title": "Step inspector",
-    "inspect": "Step",
-    "bad_inspect": "Step {step} does not exist in this run (0 … {n}); showing step {used}.",
-    "t_injected": "inf injected into one gradient",
-    "t_found": "unscale_ found inf/NaN",
-    "t_clean": "gradients finite",
-    "t_skipped": "optimizer step skipped (parameters bit-for-bit unchanged)",
-    "t_updated": "parameters updated",
-    "t_grow": "scale {before:g} → {after:g} ({interval} clean steps in a row: growth ×{factor:g})",
-    "t_backoff": "scale {before:g} → {after:g} (backoff ×{factor:g})",
-    "t_hold": "scale stays {before:g} (clean steps in a row: {tracker} of {interval})",
-    "mismatch": "GradScaler's verdict (found inf: {found}) and the parameters (skipped: {skipped}) disagree.",
-    "metrics": {
-        "loss": "loss",
-        "norm": "gradient norm (unscaled)",
-        "zero": "lost to zero, scaled",
-        "zero_unscaled": "lost to zero, unscaled",
-        "ms": "step time (ms)",
-    },
-    "hist_title": "Why scaling rescues small gradients (step {step})",
-    "hist_caption": (
-        "Bars: this step's float32 reference gradients by binary exponent, as they are and multiplied by the "
-        "scale. Read from `torch.finfo({dtype})`: below {underflow:.3g} a value rounds to 0, below "
-        "{normal:.3g} it is subnormal (fewer bits), from {overflow:.6g} on it becomes inf."
-    ),
-    "recipes_title": "Four training recipes, same seed, same data",
-    "recipes_intro": (
-        "fp32; bf16 autocast without a scaler; fp16 autocast with GradScaler; fp16 autocast without a "
-        "scaler. All use the knobs above except the injected infs (steps, learning rate, loss multiplier, "
-        "clipping, accumulation, the GradScaler settings) and the sidebar's model and device. Lower the loss "
-        "multiplier (try 2^-16) to see what fp16 without a scaler loses."
-    ),
-    "recipes_toggle": "Run the four recipes",
-    "recipes_running": "Training recipe {name} ({i} of {n})…",
-    "recipe_names": {
-        "fp32": "fp32",
-        "bf16": "bf16 autocast, no scaler",
-        "fp16+scaler": "fp16 autocast + GradScaler",
-        "fp16": "fp16 autocast, no scaler",
-    },
-    "cols": {
-        "recipe": "recipe",
-        "final": "final loss",
-        "skipped": "skipped steps",
-        "lost": "gradient elements lost to zero (mean)",
-        "nonfinite": "steps with inf/NaN gradients",
-        "diverged": "parameters inf/NaN from step",
-        "ms": "ms / step (median)",
-        "bwd_mem": "peak KiB, forward+backward",
-        "mem": "peak KiB, whole step",
-    },
-    "recipes_caption": (
-        "Time: median wall time of a step's forward, backward and update (references excluded) on {device}. "
-        "Memory: {memory_how}, measured on the second step (the first also creates Adam's state)."
-    ),
-    "memory_how": {
-        "cuda": "the CUDA caching allocator's peak above what the step started with",
-        "other": "peak bytes of tensor storage the step's ops allocated, tracked op by op",
-    },
-}
+TEXT = text.section("scaler")
 
-DEFAULTS = scaler.ScalerSettings.defaults(common.run_config().device)  # read from a fresh GradScaler
+DEFAULTS = scaler.ScalerSettings.defaults(run_config().device)  # read from a fresh GradScaler
 LIM = scaler.TRAIN_LIMITS
 INIT_SCALES = sorted({2.0**k for k in range(0, 33)} | {DEFAULTS.init_scale})
 MULTIPLIERS = [2.0**k for k in range(4, -41, -1)]
@@ -172,19 +42,19 @@ def parse_member(options: list[float]):
 
 
 PAGE_PARAMS = [  # floats are written with repr: a link must rerun exactly the same config
-    common.UrlParam("train_steps", scaler.TrainConfig.steps, int),
-    common.UrlParam("lr", scaler.TrainConfig.lr, float, repr),
-    common.UrlParam("accum", scaler.TrainConfig.accum, int),
-    common.UrlParam("clip_norm", 0.0, float, repr),
-    common.UrlParam("init_scale", DEFAULTS.init_scale, parse_member(INIT_SCALES), repr),
-    common.UrlParam("growth_factor", DEFAULTS.growth_factor, float, repr),
-    common.UrlParam("backoff_factor", DEFAULTS.backoff_factor, float, repr),
-    common.UrlParam("growth_interval", DEFAULTS.growth_interval, int),
-    common.UrlParam("inject_inf", INJECT_DEFAULT, lambda raw: ",".join(map(str, parse_steps(raw)))),
-    common.UrlParam("loss_mult", 1.0, parse_member(MULTIPLIERS), repr),
-    common.UrlParam("pace", "25", common.parse_choice(tuple(PACE_SECONDS))),
-    common.UrlParam("inspect", INSPECT_DEFAULT, int),
-    common.UrlParam("recipes", False, common.parse_bool, lambda v: "1" if v else "0"),
+    UrlParam("train_steps", scaler.TrainConfig.steps, int),
+    UrlParam("lr", scaler.TrainConfig.lr, float, repr),
+    UrlParam("accum", scaler.TrainConfig.accum, int),
+    UrlParam("clip_norm", 0.0, float, repr),
+    UrlParam("init_scale", DEFAULTS.init_scale, parse_member(INIT_SCALES), repr),
+    UrlParam("growth_factor", DEFAULTS.growth_factor, float, repr),
+    UrlParam("backoff_factor", DEFAULTS.backoff_factor, float, repr),
+    UrlParam("growth_interval", DEFAULTS.growth_interval, int),
+    UrlParam("inject_inf", INJECT_DEFAULT, lambda raw: ",".join(map(str, parse_steps(raw)))),
+    UrlParam("loss_mult", 1.0, parse_member(MULTIPLIERS), repr),
+    UrlParam("pace", "25", parse_choice(tuple(PACE_SECONDS))),
+    UrlParam("inspect", INSPECT_DEFAULT, int),
+    UrlParam("recipes", False, parse_bool, dump_bool),
 ]
 
 
@@ -211,11 +81,11 @@ def injections() -> tuple[int, ...]:
     try:
         return parse_steps(st.session_state.inject_inf)
     except ValueError:
-        common.warn(TEXT["bad_inject"].format(raw=st.session_state.inject_inf[:40]))
+        warn(TEXT["bad_inject"].format(raw=st.session_state.inject_inf[:40]))
         return ()
 
 
-def config_from_state(rc: common.RunConfig) -> scaler.TrainConfig:
+def config_from_state(rc: RunConfig) -> scaler.TrainConfig:
     """The run the knobs describe; injection steps outside the run are left out (the box keeps them)."""
     s = st.session_state
     inject = tuple(k for k in injections() if 0 <= k < s.train_steps)
@@ -255,22 +125,22 @@ def use_fp16() -> None:
 
 
 # ── config: URL → session state → limits → widgets ──────────────────────────────────────────────────────────
-common.page_header(TEXT["title"], TEXT["intro"])
-rc = common.run_config()
-common.seed_from_url(PAGE_PARAMS)
+page_header(TEXT)
+rc = run_config()
+seed_from_url(PAGE_PARAMS)
 s = st.session_state
 s.inject_inf = ",".join(map(str, injections()))  # normalise the box's text (bad text warns, becomes empty)
 cfg, fixed = scaler.clamp_train(config_from_state(rc))
 for e in fixed:
-    common.warn(fixed_message(e, cfg))
+    warn(fixed_message(e, cfg))
 s.train_steps, s.lr, s.accum, s.clip_norm = cfg.steps, cfg.lr, cfg.accum, cfg.clip or 0.0
 s.init_scale, s.growth_factor = cfg.scaler.init_scale, cfg.scaler.growth_factor
 s.backoff_factor, s.growth_interval = cfg.scaler.backoff_factor, cfg.scaler.growth_interval
-common.show_warnings()
+show_warnings()
 
 st.markdown(TEXT["defaults"].format(**asdict(DEFAULTS)))
 if rc.dtype != "fp16":
-    st.info(TEXT["not_fp16"].format(dtype=common.TEXT["dtype_labels"][rc.dtype]))
+    st.info(TEXT["not_fp16"].format(dtype=text.section("common")["dtype_labels"][rc.dtype]))
     st.button(TEXT["use_fp16"], on_click=use_fp16)
 with st.expander(TEXT["knobs"], expanded=True):
     c1, c2, c3, c4 = st.columns(4)
@@ -311,11 +181,11 @@ right.caption(TEXT["zero_caption"].format(dtype=fmt.dtype))
 def draw(records: list) -> None:
     """(Re)draw the three per-step charts; x axes span the whole run, so a streaming run fills them in."""
     n, labels, total = len(records), TEXT["labels"], cfg.steps
-    scale_fig = figures.scale_trace_figure(records, labels, total_steps=total)
+    scale_fig = scaler_fig.scale_trace_figure(records, labels=labels, total_steps=total)
     scale_slot.plotly_chart(scale_fig, key=f"scale_{n}", width="stretch")
-    loss_fig = figures.training_loss_figure(records, labels, total_steps=total)
+    loss_fig = scaler_fig.training_loss_figure(records, labels=labels, total_steps=total)
     loss_slot.plotly_chart(loss_fig, key=f"loss_{n}", width="stretch")
-    zero_fig = figures.zero_fraction_figure(records, labels, dtype=fmt.dtype, total_steps=total)
+    zero_fig = scaler_fig.zero_fraction_figure(records, labels=labels, dtype=fmt.dtype, total_steps=total)
     zero_slot.plotly_chart(zero_fig, key=f"zero_{n}", width="stretch")
     changes = [r.scale_change for r in records]
     skipped = sum(r.skipped for r in records)
@@ -387,7 +257,7 @@ if records:
     cols[3].metric(m["zero_unscaled"], f"{r.zero_grad_fraction_unscaled:.2%}")
     cols[4].metric(m["ms"], f"{r.step_ms:.2f}")
     st.markdown(f"**{TEXT['hist_title'].format(step=s.inspect)}**")
-    st.plotly_chart(figures.scaled_gradient_histogram_figure(r, fmt, TEXT["labels"]), width="stretch")
+    st.plotly_chart(scaler_fig.scaled_gradient_histogram_figure(r, fmt, labels=TEXT["labels"]), width="stretch")
     st.caption(
         TEXT["hist_caption"].format(
             dtype=fmt.dtype, underflow=fmt.underflow_at, normal=fmt.smallest_normal, overflow=fmt.overflow_at
@@ -398,7 +268,7 @@ if records:
 st.header(TEXT["recipes_title"])
 st.markdown(TEXT["recipes_intro"])
 st.toggle(TEXT["recipes_toggle"], key="recipes")
-common.write_url(PAGE_PARAMS)
+write_url(PAGE_PARAMS)
 if s.recipes:
     recipes_cfg = replace(cfg, inject_inf=())
     recipes_key = "recipes:" + repr(recipes_cfg)
@@ -412,7 +282,7 @@ if s.recipes:
         bar.empty()
         results = finished(recipes_key, tuple(done))
     names, c = TEXT["recipe_names"], TEXT["cols"]
-    st.plotly_chart(figures.recipes_loss_figure(results, {**TEXT["labels"], **names}), width="stretch")
+    st.plotly_chart(scaler_fig.recipes_loss_figure(results, labels={**TEXT["labels"], **names}), width="stretch")
     rows = [
         {
             c["recipe"]: names[r.recipe],

@@ -7,171 +7,15 @@ import math
 import pandas as pd
 import streamlit as st
 
-from mpviz import figures
 from mpviz import softmax as sm
 from mpviz.model import ConfigError
-from pages import common
+from view import results, text
+from view.figures import softmax as softmax_fig
+from view.page import dtype_badge, page_header, show_warnings
+from view.run_config import run_config
+from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
-TEXT = {
-    "title": "Softmax overflow",
-    "intro": (
-        "Softmax is `exp(x) / Σ exp(x)`. Here one row of logits goes through four recipes — naive, "
-        "max-subtracted (the log-sum-exp trick), `torch.softmax`, and "
-        "`torch.softmax(x, dtype=torch.float32)` on low-precision input (an fp32 upcast) — in each number "
-        "format, and every result is compared with float64. Every threshold below is measured from torch on "
-        "this machine."
-    ),
-    "source": "Logits from",
-    "sources": {"preset": "a preset", "list": "a list I type", "generator": "a generator"},
-    "preset": "Preset",
-    "presets": {
-        "large": "Large logits (scaled up until fp16's naive softmax overflows)",
-        "close": "Close logits (10 and 10.01)",
-        "peak": "One sharp peak",
-        "flat": "Flat distribution",
-        "long": "Long sequence (many tiny probabilities)",
-        "trace": "A score row from the attention trace (sidebar config)",
-    },
-    "logits": "Logits (comma-separated; -inf masks an entry)",
-    "bad_logits": "Logits `{raw}` are not usable ({field}={value}: {reason}); using `{used}` instead.",
-    "gen_n": "Length",
-    "gen_spread": "Spread (std of the logits)",
-    "gen_peak": "Peak height (added to the middle logit)",
-    "gen_center": "Center",
-    "gen_scale": "Overall scale",
-    "bad_generator": "Generator setting {field}={value} is not usable ({reason}); showing the preset row.",
-    "trace_head": "Head",
-    "trace_row": "Query row",
-    "trace_caption": (
-        "Head {head}, row {row} of the `scores` tensor ({dtype}) of the traced run: {n} logits, {masked} "
-        "masked by the causal mask (−inf)."
-    ),
-    "trace_cropped": " The trace keeps the first {n} of {full} columns.",
-    "no_scores": (
-        "The sidebar's attention is fused SDPA: its scores never exist as a tensor, so there is no row to "
-        "take. Switch the sidebar to manual attention; meanwhile the “large logits” preset is shown."
-    ),
-    "bad_trace": "{field}={value} is outside this trace ({limit}); using {used} instead.",
-    "row_summary": "{n} logits · largest {max:.6g} · smallest finite {min:.6g}",
-    "formats": "Formats",
-    "loss": "Loss for the backward",
-    "losses": {"dot": "Σ v·p (like probs @ v)", "nll": "−log p[argmax]"},
-    "bars": "Probabilities, per format and recipe, against float64 (black dash)",
-    "bars_cropped": "Showing the {k} most probable of {n} entries (by float64).",
-    "bars_log": "Log probability axis (a probability flushed to 0 loses its bar)",
-    "badge_ok": "finite, nothing flushed",
-    "badge_nan": "nan {n}",
-    "badge_inf": "inf {n}",
-    "badge_zero": "{n} flushed to 0",
-    "badge_argmax": "arg-max changed",
-    "bars_none_bad": "No recipe produced nan or inf on this row.",
-    "bars_bad": "nan/inf from: {which}.",
-    "bars_zero": "Probabilities that are > 0 in float64 but exactly 0 here: {which}.",
-    "bars_argmax": "The arg-max moved (ties or swaps) in: {which}.",
-    "bars_fixed": "Max-subtracted in {fmt}: finite, |Σp − 1| = {err:.1e}.",
-    "metrics": "Every variant, forward and backward",
-    "cols": {
-        "format": "format",
-        "method": "recipe",
-        "output": "output dtype",
-        "nan": "nan",
-        "inf": "inf",
-        "zero": "flushed to 0",
-        "sum": "|Σp − 1|",
-        "abs": "max abs err",
-        "rel": "max rel err",
-        "kl": "KL(ref‖p)",
-        "argmax": "arg-max changed",
-        "order": "order lost",
-        "grad_rel": "grad rel err",
-        "grad_bad": "grad nan/inf",
-        "grad_zero": "grad flushed",
-    },
-    "metrics_note": (
-        "Gradients are d loss/d logits through each recipe, computed by autograd in the recipe's own dtype; "
-        "“grad rel err” is max |g − g₆₄| / max |g₆₄|. “order lost” counts neighbouring pairs (in float64's "
-        "order) that are no longer strictly ordered."
-    ),
-    "sweep": "Error vs logit scale",
-    "metric": "Error measure",
-    "metrics_choice": {
-        "max_abs_error": "max abs error",
-        "max_rel_error": "max rel error",
-        "kl": "KL divergence",
-    },
-    "sweep_spinner": "Rescaling the row over {n} scales in every format and recipe…",
-    "sweep_intro": (
-        "The row is rescaled so its largest |logit| runs from {lo:g} to {hi:g}. Dashed verticals: where this "
-        "row's largest logit reaches the dtype's exp-overflow input. ✕ at the top: the output had nan/inf."
-    ),
-    "sweep_naive": "{fmt}: naive first fails at scale {x}{marker}",
-    "sweep_marker": " (its exp overflows at {t:.4g})",
-    "sweep_never": "never up to {hi:g}",
-    "sweep_stable": "; max-subtracted {stable}, flushes a probability to 0 from scale {under}",
-    "sweep_stable_no_zero": "; max-subtracted {stable}, flushes nothing to 0 up to {hi:g}",
-    "exp": "exp(x) in each format",
-    "exp_note": "{dtype}: exp(x) = inf from x = {over:.8g} (ln(max) = {ln:.8g}); = 0 from x = {under:.8g}.",
-    "close": "Two close logits: do they stay apart?",
-    "pair_a": "Logit a",
-    "pair_b": "Logit b",
-    "close_cols": {
-        "format": "format",
-        "spacing": "spacing at |b|",
-        "a": "a stored",
-        "b": "b stored",
-        "distinct": "still different",
-        "pa": "p(a)",
-        "pb": "p(b)",
-        "ra": "float64 p(a)",
-        "rb": "float64 p(b)",
-    },
-    "close_note": (
-        "A gap of {gap:.4g} survives where it is at least the format's spacing at that magnitude; below half "
-        "the spacing the two always merge. Kept apart: {kept}. Merged: {merged}."
-    ),
-    "nobody": "none",
-    "quant": "8-bit probabilities for inference: linear vs log2",
-    "quant_cols": {
-        "scheme": "scheme",
-        "smallest": "smallest non-zero",
-        "abs": "max abs err",
-        "rel": "max rel err",
-        "zero": "flushed to 0",
-        "kl": "KL(ref‖q)",
-    },
-    "quant_note": (
-        "Float64 probabilities of this row stored in 8 bits. Linear (code = round(p / step)) has uniform "
-        "steps of {lin_step:.3g}: it flushed {lin_zero} probabilities to 0. Log2 "
-        "(code = round(−log2(p) / {log_step:g})) holds probabilities down to {floor:.2g} and flushed "
-        "{log_zero}; its steps are relative, so near p = 1 they are coarser (max abs error {log_abs:.2g} vs "
-        "{lin_abs:.2g} for linear)."
-    ),
-    "spinner": "Running every recipe in every format…",
-    "methods": {
-        "naive": "naive",
-        "stable": "max-subtracted",
-        "torch": "torch.softmax",
-        "upcast": "fp32 upcast",
-    },
-    "fig": {
-        "bars_title": "",  # the page's subheaders name the plots
-        "index": "logit index",
-        "prob": "probability",
-        "reference": "float64",
-        "nonfinite": "nan/inf",
-        "sweep_title": "",
-        "scale": "largest |logit| (log)",
-        "error": "error vs float64 (log)",
-        "failed": "nan/inf",
-        "overflow_line": "{dtype}: exp overflows",
-        "exp_title": "",
-        "x": "x",
-        "exp": "exp(x) (log)",
-        "max_line": "{dtype} max",
-        "overflow_point": "{dtype}: exp(x) = inf from x = {x}",
-        "underflow_point": "{dtype}: exp(x) = 0 from x = {x}",
-    },
-}
+TEXT = text.section("softmax")
 
 SOURCES = tuple(TEXT["sources"])
 METRICS = tuple(TEXT["metrics_choice"])
@@ -208,22 +52,22 @@ def _scale(raw: str) -> float:
 
 
 PARAMS = [
-    common.UrlParam("src", "preset", common.parse_choice(SOURCES)),
-    common.UrlParam("preset", "large", common.parse_choice(sm.SCENARIO_NAMES)),
-    common.UrlParam("logits", DEFAULT_LIST, str),
-    common.UrlParam("gen_n", GEN.length, _bounded(int, 1, sm.LIMITS.max_len)),
-    common.UrlParam("gen_spread", GEN.spread, _bounded(float, 0.0, 20.0)),
-    common.UrlParam("gen_peak", GEN.peak, _bounded(float, 0.0, 100.0)),
-    common.UrlParam("gen_center", GEN.center, _bounded(float, -50.0, 50.0)),
-    common.UrlParam("gen_scale", GEN.scale, _scale, lambda v: f"{v:g}"),
-    common.UrlParam("trace_head", 0, int),
-    common.UrlParam("trace_row", -1, int),  # -1: the last row (the one that sees every key)
-    common.UrlParam("formats", DEFAULT_FORMATS, _formats, ",".join),
-    common.UrlParam("loss", "dot", common.parse_choice(sm.LOSSES)),
-    common.UrlParam("metric", "max_rel_error", common.parse_choice(METRICS)),
-    common.UrlParam("bars_log", True, common.parse_bool, lambda v: "1" if v else "0"),
-    common.UrlParam("pair_a", CLOSE[0], _bounded(float, -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit)),
-    common.UrlParam("pair_b", CLOSE[1], _bounded(float, -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit)),
+    UrlParam("src", "preset", parse_choice(SOURCES)),
+    UrlParam("preset", "large", parse_choice(sm.SCENARIO_NAMES)),
+    UrlParam("logits", DEFAULT_LIST, str),
+    UrlParam("gen_n", GEN.length, _bounded(int, 1, sm.LIMITS.max_len)),
+    UrlParam("gen_spread", GEN.spread, _bounded(float, 0.0, 20.0)),
+    UrlParam("gen_peak", GEN.peak, _bounded(float, 0.0, 100.0)),
+    UrlParam("gen_center", GEN.center, _bounded(float, -50.0, 50.0)),
+    UrlParam("gen_scale", GEN.scale, _scale, lambda v: f"{v:g}"),
+    UrlParam("trace_head", 0, int),
+    UrlParam("trace_row", -1, int),  # -1: the last row (the one that sees every key)
+    UrlParam("formats", DEFAULT_FORMATS, _formats, ",".join),
+    UrlParam("loss", "dot", parse_choice(sm.LOSSES)),
+    UrlParam("metric", "max_rel_error", parse_choice(METRICS)),
+    UrlParam("bars_log", True, parse_bool, dump_bool),
+    UrlParam("pair_a", CLOSE[0], _bounded(float, -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit)),
+    UrlParam("pair_b", CLOSE[1], _bounded(float, -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit)),
 ]
 
 
@@ -253,12 +97,12 @@ def _broken(m: sm.RowMetrics) -> bool:
     return m.nan + m.inf > 0
 
 
-common.page_header(TEXT["title"], TEXT["intro"])
+page_header(TEXT)
 s = st.session_state
 if "src" not in s and "src" not in st.query_params and "logits" in st.query_params:
     s.src = "list"  # a link that carries logits means them, whatever the default source
-common.seed_from_url(PARAMS)
-common.show_warnings()
+seed_from_url(PARAMS)
+show_warnings()
 
 # ── where the logits come from ──────────────────────────────────────────────────────────────────────────────
 st.segmented_control(TEXT["source"], SOURCES, key="src", format_func=TEXT["sources"].get, required=True)
@@ -290,7 +134,7 @@ else:
     st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
     if not sm.scenario(s.preset).from_trace:
         logits = sm.scenario_logits(s.preset)
-    elif (result := common.attention_trace(common.run_config())) is not None:
+    elif (result := results.attention_trace(run_config())) is not None:
         try:
             heads, rows, _ = sm.score_sample_shape(result.trace)
         except ConfigError:
@@ -339,9 +183,9 @@ for fmt in formats:
         marks += [f":violet-badge[{TEXT['badge_argmax']}]"] if m.argmax_changed else []
         marks = marks or [f":green-badge[{TEXT['badge_ok']}]"]
         badges.append(f"**{TEXT['methods'][v.method]}** {' '.join(marks)}")
-    st.markdown(f"{common.dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
+    st.markdown(f"{dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
 st.toggle(TEXT["bars_log"], key="bars_log")
-st.plotly_chart(figures.softmax_bars(comparison, MAX_BARS, s.bars_log, FIG), width="stretch")
+st.plotly_chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG), width="stretch")
 if len(logits) > MAX_BARS:
     st.caption(TEXT["bars_cropped"].format(k=MAX_BARS, n=len(logits)))
 variants = comparison.variants
@@ -394,7 +238,7 @@ if max(abs(v) for v in finite) > 0:  # an all-zero row has no scale to sweep
         sweep = _sweep(tuple(logits), formats)
     lo, hi = sweep.scales[0], sweep.scales[-1]
     st.caption(TEXT["sweep_intro"].format(lo=lo, hi=hi))
-    st.plotly_chart(figures.softmax_sweep(sweep, s.metric, FIG), width="stretch")
+    st.plotly_chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG), width="stretch")
     lines = []
     for fmt in formats:
         naive = next(c for c in sweep.curves if c.format == fmt and c.method == "naive")
@@ -414,7 +258,7 @@ if max(abs(v) for v in finite) > 0:  # an all-zero row has no scale to sweep
 # ── exp(x) and each format's ceiling ────────────────────────────────────────────────────────────────────────
 st.subheader(TEXT["exp"])
 curves = _exp_curves(formats)
-st.plotly_chart(figures.softmax_exp(curves, FIG), width="stretch")
+st.plotly_chart(softmax_fig.softmax_exp(curves, labels=FIG), width="stretch")
 st.markdown(
     "\n".join(
         "- "
@@ -496,4 +340,4 @@ st.markdown(
         lin_abs=linear.metrics.max_abs_error,
     )
 )
-common.write_url(PARAMS)
+write_url(PARAMS)

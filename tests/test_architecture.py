@@ -28,8 +28,24 @@ def test_engine_never_imports_streamlit():
 
 
 def test_engine_imports_cleanly_without_streamlit():
-    code = "import sys; sys.modules['streamlit'] = None; import mpviz, mpviz.figures, mpviz.__main__"
+    code = (
+        "import sys; sys.modules['streamlit'] = None; import mpviz, mpviz.__main__, mpviz.bundle, "
+        "view.figures.attention, view.figures.policy, view.figures.formats, view.figures.softmax, "
+        "view.figures.scaler, view.figures.claims"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_figures_never_import_streamlit():
+    offenders = [p.name for p in (ROOT / "view" / "figures").glob("*.py") if "streamlit" in _imports(p)]
+    assert offenders == []
+
+
+def test_pages_folder_holds_only_lessons():
+    """Streamlit treats pages/ as pages: shared view code lives in view/, and every file here is a lesson."""
+    from mpviz.lessons import LESSONS
+
+    assert sorted(p.name for p in (ROOT / "pages").glob("*.py")) == sorted(f"{entry.slug}.py" for entry in LESSONS)
 
 
 def test_pages_run_no_torch_machinery():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mpviz.lessons import LESSONS
+
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
@@ -72,7 +74,7 @@ def test_attention_page_in_a_real_browser(streamlit_server, tmp_path):
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         print(f"screenshot: {shot}")
-        for slug in ("policy", "formats", "softmax", "scaler", "claims"):  # every page opens without an exception block
+        for slug in (entry.slug for entry in LESSONS if entry.slug != "attention"):  # each opens without an exception
             page.goto(f"{server}/{slug}")
             page.wait_for_selector(APP_IDLE, timeout=180_000)
             page.wait_for_timeout(300)

@@ -49,7 +49,7 @@ def test_garbage_url_parameters_warn_and_fall_back():
     at = _app(dtype="xyz", step="-4", seq="99999", heads="abc", scale="nan")
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning)
-    assert "dtype=xyz" in warnings and "seq_len=99999" in warnings and "heads=abc" in warnings
+    assert "dtype=xyz" in warnings and "`seq_len` = `99999`" in warnings and "heads=abc" in warnings
     assert at.session_state["dtype"] == "bf16" and at.session_state["seq"] == 512
     assert at.session_state["step"] == 0
 

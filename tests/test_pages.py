@@ -2,16 +2,10 @@
 
 import pytest
 
+from mpviz.lessons import LESSONS
 from tests.apptest import page_app
 
-PAGES = [
-    "pages/attention.py",
-    "pages/policy.py",
-    "pages/formats.py",
-    "pages/softmax.py",
-    "pages/scaler.py",
-    "pages/claims.py",
-]
+PAGES = [entry.page for entry in LESSONS]
 
 
 @pytest.mark.parametrize("dtype", ["off", "fp16", "bf16"])

@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpviz import figures, scaler
+from mpviz import scaler
 from mpviz.__main__ import main
 from mpviz.model import AttentionConfig, ConfigError
 from mpviz.stats import FormatRange
@@ -263,18 +263,3 @@ def test_cli_recipes_json():
     out = cli_json("recipes", "--steps", "3", "--seq", "8", "--dim", "32", "--json")
     assert [r["recipe"] for r in out["recipes"]] == list(scaler.RECIPES)
     assert all(len(r["losses"]) == 3 and r["memory"]["peak_bytes"] > 0 for r in out["recipes"])
-
-
-# ── figures ─────────────────────────────────────────────────────────────────────────────────────────────────
-def test_figures_mark_what_the_records_say():
-    run = scaler.run(small(steps=6, inject_inf=(2,), scaler=with_scaler(init_scale=2.0**8, growth_interval=2)))
-    fig = figures.scale_trace_figure(run.steps)
-    names = {t.name for t in fig.data}
-    assert {"step skipped", "inf injected", "growth", "backoff"} <= names
-    skipped = next(t for t in fig.data if t.name == "step skipped")
-    assert list(skipped.x) == [2]
-    assert fig.layout.yaxis.type == "log" and all(math.log2(v).is_integer() for v in fig.layout.yaxis.tickvals)
-    hist = figures.scaled_gradient_histogram_figure(run.steps[0], run.format_range)
-    assert len(hist.data) == 2 and len(hist.layout.shapes) == 3
-    assert len(figures.zero_fraction_figure(run.steps).data) == 2
-    assert len(figures.training_loss_figure(run.steps).data) == 2  # loss + skipped marks

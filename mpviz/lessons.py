@@ -1,0 +1,40 @@
+"""The registry of lessons: one entry per page of the app, read by app.py (navigation), the tests and the CLI.
+
+A lesson's slug names everything that belongs to it: the page `pages/<slug>.py`, its URL path `/<slug>`, and its
+words `locales/<lang>/<slug>.toml` (whose `title`/`nav` keys name it). Adding a lesson means adding its files and
+one `Lesson` here; nothing else lists lessons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Lesson:
+    slug: str  # URL path, page file and locale file name
+    icon: str  # a Material Symbols name, shown in the navigation
+    commands: tuple[str, ...] = ()  # CLI subcommands (python -m mpviz …) that print this lesson's measurements
+    uses_run_config: bool = True  # whether the page reads the sidebar's attention-block run config
+
+    @property
+    def page(self) -> str:
+        return f"pages/{self.slug}.py"
+
+
+LESSONS: tuple[Lesson, ...] = (
+    Lesson("attention", ":material/footprint:", ("trace",)),
+    Lesson("policy", ":material/rule:", ("policy",)),
+    Lesson("formats", ":material/memory:", ("bits",)),
+    Lesson("softmax", ":material/functions:", ("softmax",)),
+    Lesson("scaler", ":material/speed:", ("scaler", "recipes")),
+    Lesson("claims", ":material/fact_check:", ("claims",), uses_run_config=False),
+)
+
+
+def lesson(slug: str) -> Lesson:
+    """The registered lesson with this slug (KeyError if there is none)."""
+    for entry in LESSONS:
+        if entry.slug == slug:
+            return entry
+    raise KeyError(slug)

@@ -1,0 +1,145 @@
+"""Figures of the tutorial-claims lesson: close scores, speed, accumulation, lost gradients."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from view.figures.formats import number_line_figure
+from view.figures.style import autocast_color, dtype_color, figure
+
+
+def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict) -> go.Figure:
+    """Number lines (`mpviz.formats.NumberLine`s, one per format) with every score of `pairs`
+    (`mpviz.claims.ScorePair`s) as a dotted vertical line and a dot where each format stores it."""
+    lab = labels
+    fig = number_line_figure(lines, lines[0].lo, lines[0].hi, labels=number_line_labels)
+    for pair in pairs:
+        for i, score in enumerate(pair.scores):  # the second label of a pair sits higher: close scores
+            fig.add_vline(x=score, line=dict(color="#555555", dash="dot", width=1.5))
+            fig.add_annotation(
+                x=score,
+                y=1.0,
+                yref="paper",
+                yanchor="bottom",
+                yshift=18 * i,
+                showarrow=False,
+                text=f"{score:g}",
+                font=dict(size=13),
+            )
+        for result in pair.formats:
+            fig.add_trace(
+                go.Scatter(
+                    x=list(result.stored),
+                    y=[result.format] * 2,
+                    mode="markers",
+                    marker=dict(size=14, color=dtype_color(result.format), line=dict(width=2, color="white")),
+                    hovertext=[
+                        lab["stored"].format(value=v, stored=s, format=result.format)
+                        for v, s in zip(pair.scores, result.stored, strict=True)
+                    ],
+                    hoverinfo="text",
+                )
+            )
+    fig.update_layout(margin=dict(l=10, r=10, t=90, b=10))
+    return fig
+
+
+def speed_figure(evidence, *, labels: dict) -> go.Figure:
+    """Speed of each dtype relative to float32 (`mpviz.claims.SpeedEvidence`): one matmul and one training step,
+    on a log axis with 1× marked and the claimed 2–3× band shaded."""
+    lab = labels
+    groups = [
+        lab["matmul"].format(n=evidence.matmul_n),
+        lab["step"].format(seq=evidence.block.seq_len, dim=evidence.block.d_model),
+    ]
+    fig = figure(height=360, barmode="group", legend=dict(orientation="h", y=1.12))
+    fig.add_hrect(y0=2, y1=3, fillcolor="#009E73", opacity=0.12, line_width=0, layer="below")
+    fig.add_hline(y=1, line=dict(color=dtype_color("float32"), dash="dash"))
+    fig.add_annotation(
+        x=1,
+        xref="paper",
+        y=math.log10(3),
+        xanchor="right",
+        yanchor="bottom",
+        showarrow=False,
+        text=lab["claimed"],
+        font=dict(size=13, color="#333333"),
+    )
+    for row in evidence.rows:
+        speed = [row.matmul_speedup, row.step_speedup]
+        fig.add_bar(
+            name=row.dtype,
+            x=groups,
+            y=speed,
+            text=[f"{s:.2g}×" for s in speed],
+            textposition="outside",
+            marker_color=dtype_color(row.dtype),
+            hovertext=[f"{row.matmul_ms:.3g} ms", f"{row.step_ms:.3g} ms"],
+        )
+    values = [s for r in evidence.rows for s in (r.matmul_speedup, r.step_speedup)]
+    lo, hi = math.log10(min([*values, 1.0])) - 0.3, math.log10(max([*values, 3.0])) + 0.3
+    fig.update_yaxes(title=lab["speedup"], type="log", range=[lo, hi], dtick=1)  # a tick per decade
+    return fig
+
+
+def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
+    """The designed dot product of `mpviz.claims.AccumulationEvidence`: the exact running sum and a low-precision
+    accumulator's, term by term, with the once-rounded exact sum and torch.matmul's answer at the end."""
+    lab = labels
+    fig = figure(height=340, legend=dict(orientation="h", y=1.15))
+    steps = list(range(len(evidence.exact_partial_sums)))
+    end = steps[-1]
+    fig.add_scatter(
+        x=steps,
+        y=list(evidence.exact_partial_sums),
+        mode="lines",
+        name=lab["exact"],
+        line=dict(color=dtype_color("float64"), width=2),
+    )
+    fig.add_scatter(
+        x=steps,
+        y=list(evidence.low_partial_sums),
+        mode="lines",
+        name=lab["low_accumulator"].format(dtype=evidence.dtype),
+        line=dict(color=dtype_color(evidence.dtype), width=3, dash="dash"),
+    )
+    fig.add_scatter(
+        x=[end],
+        y=[evidence.rounded_once],
+        mode="markers",
+        name=lab["rounded_once"].format(dtype=evidence.dtype),
+        marker=dict(symbol="circle-open", size=22, line=dict(width=3, color=dtype_color("float32"))),
+    )
+    fig.add_scatter(
+        x=[end],
+        y=[evidence.measured],
+        mode="markers",
+        name=lab["measured"].format(device=evidence.device),
+        marker=dict(symbol="diamond", size=12, color="#111111"),
+    )
+    fig.update_xaxes(title=lab["terms"])
+    fig.update_yaxes(title=lab["partial_sum"])
+    return fig
+
+
+def lost_gradients_figure(recipes, *, names: dict[str, str], labels: dict) -> go.Figure:
+    """Mean share of gradient elements each `mpviz.scaler.RecipeResult` lost to zero, one bar per recipe
+    coloured by its autocast dtype (hatched: fp16 without a scaler). `names` renames recipes by key."""
+    lab = labels
+    fig = figure(height=320, showlegend=False)
+    fig.add_bar(
+        x=[(names or {}).get(r.recipe, r.recipe) for r in recipes],
+        y=[r.mean_zero_grad_fraction for r in recipes],
+        text=[f"{r.mean_zero_grad_fraction:.3%}" for r in recipes],
+        textposition="outside",
+        marker=dict(
+            color=[autocast_color(r.dtype) for r in recipes],
+            pattern_shape=["/" if r.dtype == "fp16" and not r.scaler else "" for r in recipes],
+        ),
+    )
+    top = max([r.mean_zero_grad_fraction for r in recipes] + [1e-3])
+    fig.update_yaxes(title=lab["lost"], tickformat=".1%", range=[0, top * 1.25])
+    fig.update_xaxes(title=lab["recipe"])
+    return fig

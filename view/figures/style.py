@@ -1,0 +1,49 @@
+"""The look every figure shares: one colour per dtype (the same on every page and in the browser component), one
+colour per bit field, one base layout. Figures are plain functions from mpviz results to `go.Figure`; every word a
+reader sees arrives in a `labels` dict from the page's locale file, so figures hold no English of their own.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from mpviz.model import parse_autocast_dtype
+from mpviz.stats import dtype_name
+
+# One colour per dtype, everywhere in the app (colour-blind-safe Okabe–Ito hues).
+DTYPE_COLORS: dict[str, str] = {
+    "float64": "#000000",
+    "float32": "#0072B2",
+    "tf32": "#56B4E9",
+    "float16": "#D55E00",
+    "bfloat16": "#009E73",
+    "float8_e4m3fn": "#CC79A7",
+    "float8_e5m2": "#E69F00",
+    "float8_e4m3fnuz": "#AA4499",
+    "float8_e5m2fnuz": "#DDCC77",
+    "float8_e8m0fnu": "#882255",
+    "float6_e2m3fn": "#44AA99",
+    "float6_e3m2fn": "#117733",
+    "float4_e2m1fn": "#332288",
+    "int64": "#999999",
+    "bool": "#BBBBBB",
+}
+FALLBACK_COLOR = "#777777"
+# Bit-field colours for bit layouts: sign, exponent, mantissa.
+FIELD_COLORS = {"sign": "#E15759", "exponent": "#4E79A7", "mantissa": "#59A14F"}
+LAYOUT = dict(template="plotly_white", font=dict(size=15), margin=dict(l=10, r=10, t=40, b=10))
+
+
+def dtype_color(dtype: str | None) -> str:
+    return DTYPE_COLORS.get(dtype or "", FALLBACK_COLOR)
+
+
+def figure(**layout) -> go.Figure:
+    """An empty figure with the shared layout, `layout` on top."""
+    return go.Figure(layout={**LAYOUT, **layout})
+
+
+def autocast_color(name: str) -> str:
+    """The colour of the dtype an autocast setting ("off" | "fp16" | "bf16" …) computes in; off is float32."""
+    dtype = parse_autocast_dtype(name)
+    return dtype_color(dtype_name(dtype) if dtype is not None else "float32")

@@ -1,0 +1,50 @@
+"""Scaffolding every page shares: its header, the warnings queued while reading config, dtype badges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from view import text
+from view.figures.style import dtype_color
+from view.navigation import leave_legacy_pages_mode
+
+
+def page_header(words: Mapping) -> None:
+    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file)."""
+    leave_legacy_pages_mode()
+    st.title(words["title"])
+    st.markdown(words["intro"])
+
+
+def warn(message: str) -> None:
+    """Queue a warning for this run (shown at the top of the page by `show_warnings`). Echo user text with
+    `view.text.echo` before it goes into `message`."""
+    st.session_state.setdefault("_warnings", []).append(message)
+
+
+def show_warnings() -> None:
+    for message in st.session_state.pop("_warnings", []):
+        st.warning(message, icon="⚠️")
+
+
+def dtype_badge(dtype: str | None) -> str:
+    """Inline HTML: the dtype's name on its fixed colour (same colours as every plot)."""
+    name = dtype or "—"
+    return (
+        f"<span style='background:{dtype_color(dtype)};color:white;border-radius:0.4em;"
+        f"padding:0.05em 0.45em;font-family:monospace;font-size:0.95em'>{name}</span>"
+    )
+
+
+def share_link(url_path: str) -> None:
+    """The link that reopens this exact view: this page plus every piece of state in the URL."""
+    words = text.section("common")
+    base = urlsplit(st.context.url or "http://localhost:8501")
+    query = urlencode(st.query_params.to_dict())
+    link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
+    st.sidebar.caption(words["share"])
+    st.sidebar.code(link, language=None, wrap_lines=True)
+    st.sidebar.caption(words["share_help"])

@@ -1,0 +1,107 @@
+"""The shared run config: the attention block, device and autocast dtype every lesson that traces runs on.
+
+app.py renders it in the sidebar once per run (`sidebar_config`), pages read the result (`run_config`). Values
+come from the URL on a session's first run and are clamped to mpviz's limits before the widgets exist, so the
+widgets always show what really runs, and a warning says what was changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import mpviz
+from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, clamp
+from view import text
+from view.page import warn
+from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
+
+DTYPE_CHOICES = ("off", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    config: AttentionConfig
+    device: str
+    dtype: str  # "off" | "fp16" | "bf16"
+
+
+SIDEBAR_PARAMS = [
+    UrlParam("device", "cpu", str),  # checked against available_devices() below: availability is per machine
+    UrlParam("dtype", "bf16", parse_choice(DTYPE_CHOICES)),
+    UrlParam("seq", AttentionConfig.seq_len, int),
+    UrlParam("dim", AttentionConfig.d_model, int),
+    UrlParam("heads", AttentionConfig.n_heads, int),
+    UrlParam("attn", AttentionConfig.attention, parse_choice(ATTENTION_KINDS)),
+    UrlParam("softmax", AttentionConfig.softmax, parse_choice(SOFTMAX_KINDS)),
+    UrlParam("scale", AttentionConfig.input_scale, float, lambda v: f"{v:g}"),
+    UrlParam("causal", AttentionConfig.causal, parse_bool, dump_bool),
+    UrlParam("seed", AttentionConfig.seed, int),
+]
+_FIELD_KEYS = {  # AttentionConfig field → its URL/session key
+    "seq_len": "seq",
+    "d_model": "dim",
+    "n_heads": "heads",
+    "attention": "attn",
+    "softmax": "softmax",
+    "input_scale": "scale",
+    "seed": "seed",
+}
+
+
+def _config_from_state() -> AttentionConfig:
+    s = st.session_state
+    return AttentionConfig(
+        seq_len=s.seq,
+        d_model=s.dim,
+        n_heads=s.heads,
+        causal=s.causal,
+        attention=s.attn,
+        softmax=s.softmax,
+        input_scale=s.scale,
+        seed=s.seed,
+    )
+
+
+def sidebar_config() -> RunConfig:
+    """Render the shared sidebar and return the (limit-checked) config every page runs on."""
+    words = text.section("common")
+    seed_from_url(SIDEBAR_PARAMS)
+    s = st.session_state
+    devices = mpviz.available_devices()
+    if s.device not in devices:
+        warn(words["bad_param"].format(param=text.echo(f"device={s.device}"), used=text.echo("cpu")))
+        s.device = "cpu"
+    # Fix out-of-limit values before the widgets exist, so the widgets show what will really run.
+    cfg, fixed = clamp(_config_from_state(), s.device, mpviz.parse_autocast_dtype(s.dtype))
+    for e in fixed:
+        used = text.echo(getattr(cfg, e.field))
+        warn(words["fixed"].format(field=e.field, value=text.echo(e.value), reason=e.reason, limit=e.limit, used=used))
+    for field, key in _FIELD_KEYS.items():
+        s[key] = getattr(cfg, field)
+
+    sb = st.sidebar
+    sb.header(words["sidebar_title"])
+    sb.selectbox(words["device"], devices, key="device", format_func=lambda d: words["device_labels"].get(d, d))
+    sb.segmented_control(
+        words["dtype"], DTYPE_CHOICES, key="dtype", format_func=words["dtype_labels"].get, required=True
+    )
+    sb.number_input(words["seq"], 1, LIMITS.max_seq_len, key="seq")
+    c1, c2 = sb.columns(2)
+    c1.number_input(words["dim"], 1, LIMITS.max_d_model, key="dim")
+    c2.number_input(words["heads"], 1, LIMITS.max_heads, key="heads")
+    sb.segmented_control(words["attention"], ATTENTION_KINDS, key="attn", required=True)
+    sb.segmented_control(words["softmax"], SOFTMAX_KINDS, key="softmax", required=True, disabled=s.attn != "manual")
+    sb.number_input(words["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
+    sb.toggle(words["causal"], key="causal")
+    sb.number_input(words["seed"], 0, 2**31 - 1, key="seed")
+    write_url(SIDEBAR_PARAMS)
+    return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
+
+
+def run_config() -> RunConfig:
+    """The config app.py's sidebar produced for this run (rendered here if a page runs on its own)."""
+    if "_run_config" not in st.session_state:
+        st.session_state["_run_config"] = sidebar_config()
+    return st.session_state["_run_config"]

@@ -1,0 +1,96 @@
+"""View state in the URL: each piece of state a link should reproduce is a `UrlParam` (`?key=value`).
+
+On a session's first run `seed_from_url` reads every param into session state (a bad value warns and falls back
+to the default); widgets bound to those keys then own the values; `write_url` mirrors them back, leaving defaults
+out so links stay short. Old spellings of a key (`aliases`) are still read, so links shared before a rename open
+the same view, and are replaced by the current key when the URL is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from view import text
+from view.page import warn
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One piece of view state that lives in `?key=...`: its default and how to read it from a string."""
+
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    dump: Callable[[Any], str] = str
+    aliases: tuple[str, ...] = ()  # older keys of the same state, still read from shared links
+
+
+def parse_bool(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+def dump_bool(value: bool) -> str:
+    return "1" if value else "0"
+
+
+def parse_choice(choices: Iterable[str]) -> Callable[[str], str]:
+    allowed = tuple(choices)
+
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise ValueError(raw)
+        return raw
+
+    return parse
+
+
+def _raw(p: UrlParam) -> tuple[str, str] | None:
+    """(key it was found under, raw value) from the URL, the current key first, then old spellings."""
+    for key in (p.key, *p.aliases):
+        raw = st.query_params.get(key)
+        if raw is not None:
+            return key, raw
+    return None
+
+
+def seed_from_url(params: list[UrlParam]) -> None:
+    """On a session's first run, put each param's URL value (or its default, with a warning) into session state."""
+    for p in params:
+        if p.key in st.session_state:
+            continue
+        found = _raw(p)
+        if found is None:
+            st.session_state[p.key] = p.default
+            continue
+        key, raw = found
+        try:
+            st.session_state[p.key] = p.parse(raw)
+        except (ValueError, TypeError, OverflowError):
+            st.session_state[p.key] = p.default
+            warn(
+                text.section("common")["bad_param"].format(
+                    param=text.echo(f"{key}={raw}"), used=text.echo(p.dump(p.default))
+                )
+            )
+
+
+def write_url(params: list[UrlParam]) -> None:
+    """Mirror the current values into the URL; defaults and old spellings are left out so links stay short."""
+    for p in params:
+        for old in p.aliases:
+            if old in st.query_params:
+                del st.query_params[old]
+        value = st.session_state.get(p.key, p.default)
+        if value == p.default:
+            if p.key in st.query_params:
+                del st.query_params[p.key]
+        elif st.query_params.get(p.key) != p.dump(value):
+            st.query_params[p.key] = p.dump(value)
