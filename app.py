@@ -9,14 +9,16 @@ import streamlit as st
 
 from view import text
 from view.navigation import leave_legacy_pages_mode, navigation
-from view.page import share_link, show_warnings
+from view.page import guarded, share_link, show_warnings
 from view.run_config import sidebar_config
 
 st.set_page_config(page_title=text.section("common")["app_title"], page_icon=":material/memory:", layout="wide")
 leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
 nav = navigation()
+st.session_state["_page"] = nav.url_path  # which lesson runs: view.url records the URL keys it declares
 st.session_state["_run_config"] = sidebar_config()
 show_warnings()
-nav.run()
+with guarded(nav.url_path or "page"):
+    nav.run()
 share_link(nav.url_path)  # after the page ran: it has written its own state into the URL

@@ -1,10 +1,12 @@
 """The one way page tests open the app: AppTest of app.py, switched to a page, with URL parameters set."""
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+BOUNDARY = re.compile(r"error id `[0-9a-f]{8}`")  # view.page.guarded's message (common.toml section_failed)
 
 
 def page_app(page: str, timeout: float = 240, **params: str) -> AppTest:
@@ -13,3 +15,8 @@ def page_app(page: str, timeout: float = 240, **params: str) -> AppTest:
     for key, value in params.items():
         at.query_params[key] = value
     return at.switch_page(page)
+
+
+def failures(at: AppTest) -> list[str]:
+    """Uncaught exceptions and sections the page's error boundary caught: a passing page has none."""
+    return [e.value for e in at.exception] + [e.value for e in at.error if BOUNDARY.search(e.value)]

@@ -3,7 +3,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import page_app
+from tests.apptest import failures, page_app
 
 PAGE = "pages/policy.py"
 
@@ -27,7 +27,7 @@ def _table(at: AppTest):
 
 def test_renders_cpu_next_to_cuda_with_differences_highlighted():
     at = _app()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert at.title[0].value == "Autocast policy"
     table = _table(at)
     assert list(table.columns) == ["op", "CPU", "CUDA", "differs"]
@@ -52,19 +52,19 @@ def test_search_category_filter_and_only_differences():
     at.text_input(key="q").set_value("").run()
     table = _table(at)
     assert "aten::cat" in set(table["op"]) and "aten::addcmul" in set(table["op"])
-    assert not at.exception
+    assert not failures(at)
 
 
 def test_probe_an_op_on_both_devices():
     at = _app(fn="layer_norm", in0="float16", in1="float16", in2="float16", pdt="bfloat16")
-    assert not at.exception
+    assert not failures(at)
     outs = {m.label: m.value for m in at.metric if m.label.endswith("output dtype")}
     assert outs == {"CPU: output dtype": "float16", "CUDA: output dtype": "float32"}
 
 
 def test_emulation_check_runs_against_fake_cuda():
     at = _app(check="1", dtype="fp16", seq="8", dim="16", heads="2")
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert at.success and "forward landmarks" in at.success[0].value
     landmarks = at.dataframe[1].value
     assert landmarks["same"].all() and "probs" in set(landmarks["landmark"])
@@ -73,7 +73,7 @@ def test_emulation_check_runs_against_fake_cuda():
 
 def test_garbage_url_parameters_warn_and_fall_back():
     at = _app(left="tpu", cats="nope", fn="frobnicate", in0="int8", diff="maybe")
-    assert not at.exception
+    assert not failures(at)
     warnings = " ".join(w.value for w in at.warning)
     for key in ("left=tpu", "cats=nope", "fn=frobnicate", "in0=int8", "diff=maybe"):
         assert key in warnings

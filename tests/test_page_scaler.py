@@ -3,7 +3,7 @@
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import page_app
+from tests.apptest import failures, page_app
 
 SMALL_RUN = {  # init scale 256: low enough that only injected infs overflow this small model
     "seq": "8",
@@ -26,7 +26,7 @@ def charts(at: AppTest) -> list:
 
 def test_the_run_streams_then_a_shared_link_redraws_from_the_cache():
     at = page().run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     _, records = at.session_state["scaler_live"]  # filled step by step while streaming
     assert len(records) == 6
     assert [r.step for r in records if r.skipped] == [2]
@@ -34,7 +34,7 @@ def test_the_run_streams_then_a_shared_link_redraws_from_the_cache():
     assert not at.warning
 
     again = page(inspect="2").run()  # a second session with the same link: no training, drawn from the cache
-    assert not again.exception
+    assert not failures(again)
     assert "scaler_live" not in again.session_state
     words = [m.value for m in again.markdown if m.value.startswith("**2:**")]
     assert words and "inf injected" in words[0] and "skipped" in words[0] and "256 → 128" in words[0]
@@ -42,7 +42,7 @@ def test_the_run_streams_then_a_shared_link_redraws_from_the_cache():
 
 def test_inspector_sentences_follow_the_records():
     at = page(growth_interval="2", init_scale="256").run()
-    assert not at.exception
+    assert not failures(at)
     at.slider(key="inspect").set_value(1).run()
     line = next(m.value for m in at.markdown if m.value.startswith("**1:**"))
     assert "gradients finite" in line and "parameters updated" in line and "256 → 512" in line
@@ -58,7 +58,7 @@ def test_stop_keeps_what_was_measured():
     at.session_state["scaler_live"] = (key, records[:3])  # as if Stop (its on_click) fired after step 2
     at.session_state["scaler_stopped"] = key
     at.run()
-    assert not at.exception
+    assert not failures(at)
     assert any("Stopped after 3 of 6 steps" in i.value for i in at.info)
     assert len(at.session_state["scaler_live"][1]) == 3  # nothing was retrained
     assert len(charts(at)) == 4
@@ -68,13 +68,13 @@ def test_run_again_streams_even_when_cached():
     at = page().run()
     at.session_state["scaler_live"] = ("old", [])
     next(b for b in at.button if b.label == "Run again").click().run()
-    assert not at.exception
+    assert not failures(at)
     assert len(at.session_state["scaler_live"][1]) == 6
 
 
 def test_bad_url_params_warn_and_run_with_defaults():
     at = page(train_steps="lots", growth_factor="0.5", inject_inf="x,y", loss_mult="3", init_scale="-1").run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     text = " ".join(w.value for w in at.warning)
     for key in ("train_steps", "growth_factor", "inject_inf", "loss_mult", "init_scale"):
         assert key in text
@@ -83,7 +83,7 @@ def test_bad_url_params_warn_and_run_with_defaults():
 
 def test_bf16_offers_a_switch_to_fp16():
     at = page(dtype="bf16").run()
-    assert not at.exception
+    assert not failures(at)
     assert at.info
     next(b for b in at.button if b.label == "Switch the sidebar to float16").click().run()
     assert at.session_state["dtype"] == "fp16"
@@ -91,7 +91,7 @@ def test_bf16_offers_a_switch_to_fp16():
 
 def test_recipes_section_draws_the_comparison():
     at = page(train_steps="4", recipes="1").run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert len(charts(at)) == 5
     table = at.dataframe[0].value
     assert list(table["recipe"]) == [
@@ -106,7 +106,7 @@ def test_recipes_section_draws_the_comparison():
 
 def test_injections_beyond_a_short_run_are_kept_in_the_box_but_not_run():
     at = page(inject_inf="2,30").run()
-    assert not at.exception and not at.warning
+    assert not failures(at) and not at.warning
     assert at.text_input(key="inject_inf").value == "2,30"
     assert any("30" in c.value and "outside this 6-step run" in c.value for c in at.caption)
     _, records = at.session_state["scaler_live"]

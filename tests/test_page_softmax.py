@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mpviz import softmax as sm
-from tests.apptest import page_app
+from tests.apptest import failures, page_app
 
 PAGE = "pages/softmax.py"
 
@@ -24,7 +24,7 @@ def _warnings(at: AppTest) -> str:
 @pytest.mark.parametrize("preset", sm.SCENARIO_NAMES)
 def test_every_preset_renders_bars_sweep_and_exp(preset):
     at = _app(preset=preset)
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert not at.warning
     assert len(at.get("plotly_chart")) == 3
     assert len(at.dataframe) == 3  # every variant, close logits, 8-bit probabilities
@@ -39,21 +39,21 @@ def test_large_preset_names_naive_fp16_as_the_one_that_breaks():
 
 def test_trace_preset_takes_a_masked_score_row():
     at = _app(preset="trace", trace_head="1", trace_row="3")
-    assert not at.exception
+    assert not failures(at)
     assert "Head 1, row 3 of the `scores` tensor (bfloat16)" in _text(at)
     assert "12 masked" in _text(at)  # default seq_len 16, causal: row 3 sees 4 keys
 
 
 def test_trace_preset_with_sdpa_says_there_is_no_row():
     at = _app(preset="trace", attn="sdpa")
-    assert not at.exception
+    assert not failures(at)
     assert "fused SDPA" in " ".join(i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 3  # falls back to a preset row
 
 
 def test_bad_logits_in_the_url_warn_and_fall_back():
     at = _app(logits="abc")
-    assert not at.exception
+    assert not failures(at)
     assert at.session_state["src"] == "list"
     assert "Logits `abc` are not usable" in _warnings(at) and "not a number" in _warnings(at)
     assert len(at.get("plotly_chart")) == 3
@@ -75,7 +75,7 @@ def test_bad_logits_in_the_url_warn_and_fall_back():
 )
 def test_garbage_url_parameters_warn_instead_of_failing(params, fragment):
     at = _app(**params)
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert fragment in _warnings(at)
     assert len(at.get("plotly_chart")) == 3
 
@@ -83,10 +83,10 @@ def test_garbage_url_parameters_warn_instead_of_failing(params, fragment):
 def test_typed_logits_update_the_page_and_bad_text_warns():
     at = _app(src="list")
     at.text_input(key="logits").set_value("12, 1, -3").run()
-    assert not at.exception and not at.warning
+    assert not failures(at) and not at.warning
     assert "nan/inf from: float16 · naive." in _text(at)
     at.text_input(key="logits").set_value("1, 2, x").run()
-    assert not at.exception
+    assert not failures(at)
     assert "Logits `1, 2, x` are not usable" in _warnings(at)
 
 
@@ -95,6 +95,6 @@ def test_generator_and_formats_widgets_drive_the_comparison():
     at.number_input(key="gen_n").set_value(32).run()
     at.slider(key="gen_peak").set_value(30.0).run()
     at.segmented_control(key="formats").set_value(["float16", "float8_e4m3fn"]).run()
-    assert not at.exception
+    assert not failures(at)
     assert "32 logits" in _text(at)
     assert "float32 · naive" not in _text(at) and "float8_e4m3fn" in _text(at)

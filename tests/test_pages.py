@@ -3,7 +3,7 @@
 import pytest
 
 from mpviz.lessons import LESSONS
-from tests.apptest import page_app
+from tests.apptest import failures, page_app
 
 PAGES = [entry.page for entry in LESSONS]
 
@@ -12,5 +12,5 @@ PAGES = [entry.page for entry in LESSONS]
 @pytest.mark.parametrize("page", PAGES)
 def test_page_renders(page, dtype):
     at = page_app(page, dtype=dtype).run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not failures(at), failures(at)
     assert at.title, "every page has a title"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import secrets
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -17,6 +20,24 @@ def page_header(words: Mapping) -> None:
     leave_legacy_pages_mode()
     st.title(words["title"])
     st.markdown(words["intro"])
+
+
+log = logging.getLogger("mpviz.view")
+
+
+@contextmanager
+def guarded(section: str) -> Iterator[None]:
+    """Run one section of a page so that, if it raises, only that section is lost.
+
+    The visitor sees a short message with an error id; the server log gets the full traceback under the same id.
+    Streamlit's own control flow (st.stop, st.rerun) derives from BaseException and passes through untouched.
+    """
+    try:
+        yield
+    except Exception:
+        error_id = secrets.token_hex(4)
+        log.exception("section %r of %s failed [error id %s]", section, st.context.url or "?", error_id)
+        st.error(text.section("common")["section_failed"].format(id=error_id), icon="🛠️")
 
 
 def warn(message: str) -> None:

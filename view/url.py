@@ -61,8 +61,14 @@ def _raw(p: UrlParam) -> tuple[str, str] | None:
     return None
 
 
+# URL keys each page has declared (page url path → keys, old spellings included), as measured at run time: the
+# hostile-URL tests read this to attack every parameter of every lesson without a hand-kept list.
+DECLARED: dict[str, set[str]] = {}
+
+
 def seed_from_url(params: list[UrlParam]) -> None:
     """On a session's first run, put each param's URL value (or its default, with a warning) into session state."""
+    DECLARED.setdefault(st.session_state.get("_page", ""), set()).update(k for p in params for k in (p.key, *p.aliases))
     for p in params:
         if p.key in st.session_state:
             continue

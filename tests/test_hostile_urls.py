@@ -1,0 +1,29 @@
+"""Every URL parameter of every lesson, attacked with hostile values: a warning at most, never a crash or a link.
+
+The keys come from what each page declares when it runs (view.url.DECLARED), so a new lesson is covered as soon as
+it is registered.
+"""
+
+import pytest
+
+from mpviz.lessons import LESSONS
+from tests.apptest import failures, page_app
+from tests.hostile import HOSTILE_VALUES, unsafe_markup
+from view.url import DECLARED
+
+pytestmark = pytest.mark.slow
+
+
+def _keys(slug: str) -> set[str]:
+    page_app(f"pages/{slug}.py").run()  # the page records the keys it (and the sidebar it shows) declares
+    return DECLARED[slug]
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES, ids=range(len(HOSTILE_VALUES)))
+@pytest.mark.parametrize("slug", [entry.slug for entry in LESSONS])
+def test_hostile_value_in_every_parameter(slug, value):
+    keys = _keys(slug)
+    at = page_app(f"pages/{slug}.py", **dict.fromkeys(keys, value)).run()
+    assert not failures(at), failures(at)
+    for element in (*at.warning, *at.error, *at.info, *at.caption):
+        assert not unsafe_markup(element.value), element.value
