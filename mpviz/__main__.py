@@ -1,58 +1,152 @@
 """Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench> [--json].
 
-Each subcommand has one `_add_<name>(subparsers)` that declares its arguments and one `_run_<name>(args)` that
-prints. Bad arguments and configs outside mpviz's limits exit with status 2 and one line on stderr.
+Each subcommand has one `_add_<name>(subparsers)` that declares its arguments (choices and defaults read from
+the engine's constants) and one `_run_<name>(args)` that prints. `main(argv)` runs in-process and returns the
+exit status. The contract:
+
+- 0: done. With --json, stdout is one strict JSON document (no NaN/Infinity: they are the strings "nan", "inf").
+- 2: the arguments or the config are not usable (bad value, out of the engine's limits, conflicting flags), or
+  stdout cannot be written: exactly one line on stderr, never a traceback, nothing on stdout.
+- 1: something failed inside (a probe's child process died, a bug): one line on stderr; MPVIZ_DEBUG=1 re-raises
+  for the traceback.
+- 141 (128 + SIGPIPE), silently: the reader went away (`python -m mpviz trace | head -1`), as Unix tools do.
+
+Output is ASCII, the same bytes on every terminal: the CLI's own words are ASCII, JSON escapes non-ASCII as
+\\uXXXX, and any other non-ASCII text (a value echoed back) is written as a Python backslash escape. A terminal
+set to ASCII (PYTHONIOENCODING=ascii) therefore gets the same output as a UTF-8 one.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from mpviz import claims
 from mpviz import softmax as sm
-from mpviz.attention import trace_attention
-from mpviz.bench import run_bench
-from mpviz.formats import encode
-from mpviz.model import AttentionConfig, ConfigError
+from mpviz.attention import available_devices, trace_attention
+from mpviz.bench import DEFAULT_REPEAT, run_bench
+from mpviz.formats import ROUNDINGS, SHORT_NAMES, encode
+from mpviz.model import (
+    ATTENTION_KINDS,
+    AUTOCAST_CHOICES,
+    SOFTMAX_KINDS,
+    AttentionConfig,
+    ConfigError,
+    parse_autocast_dtype,
+)
 from mpviz.policy import device_policy
-from mpviz.scaler import ScalerSettings, TrainConfig, compare_recipes, run
+from mpviz.scaler import TRAIN_LIMITS, ScalerSettings, TrainConfig, compare_recipes, run
 from mpviz.serialize import dumps, to_jsonable
+from mpviz.timing import REPEAT_LIMITS
+
+PROG = "python -m mpviz"
+MAX_MESSAGE = 300  # characters of an error line: a megabyte argument must not become a megabyte of stderr
+EXIT_USAGE, EXIT_INTERNAL, EXIT_PIPE = 2, 1, 141
+_DEFAULT = AttentionConfig()
+_TRAIN = TrainConfig()
+_TRACE_DEFAULTS = inspect.signature(trace_attention).parameters  # trace_attention's own device/dtype defaults
+
+
+class UsageError(ValueError):
+    """Flags that cannot go together, or stdout that cannot be written: exit 2, one line."""
+
+
+def _ascii(text: str) -> str:
+    return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(_ascii(text).split())
+    return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 3] + "..."
+
+
+def _write_stdout(text: str | None = None) -> None:
+    """Write `text` (None: flush) to stdout; a stdout that cannot take it is a UsageError, a gone reader stays a
+    BrokenPipeError (handled by `main`)."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise UsageError("stdout is closed")
+    try:
+        if text is None:
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(text)
+    except BrokenPipeError:
+        raise
+    except OSError as e:  # closed underneath us (EBADF), full disk (ENOSPC)
+        raise UsageError(f"cannot write output: {e.strerror or e}") from None
+
+
+def _out(text: str = "") -> None:
+    """Write one line of output (ASCII) to stdout."""
+    _write_stdout(_ascii(text) + "\n")
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # --loss must not silently mean --loss-multiplier
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one line, no usage dump
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)}\n")
+
+    def _print_message(self, message: str, file=None) -> None:  # help and errors: ASCII like everything else
+        file = file if file is not None else sys.stderr
+        if message and file is not None:
+            file.write(_ascii(message))
 
 
 def _print_table(rows: list[list[str]], header: list[str]) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        _out("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _autocast_spelling(text: str) -> str:
+    """argparse type for --dtype: any spelling `parse_autocast_dtype` accepts, kept as given."""
+    try:
+        parse_autocast_dtype(text)
+    except ConfigError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an autocast dtype ({' | '.join(AUTOCAST_CHOICES)})"
+        ) from None
+    return text
+
+
+def _choices(values) -> str:
+    return " | ".join(str(v) for v in values)
 
 
 # ── trace ─────────────────────────────────────────────────────────────────────────────────────────────────
 def _add_trace(sub) -> None:
     p = sub.add_parser("trace", help="trace the attention block's forward+backward op by op")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--dtype", default="bf16", help="off | fp16 | bf16 | float16 | bfloat16")
-    p.add_argument("--seq", type=int, default=16)
-    p.add_argument("--dim", type=int, default=64)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--vocab", type=int, default=32)
-    p.add_argument("--attention", default="manual", help="manual | sdpa")
-    p.add_argument("--softmax", default="torch", help="torch | naive")
-    p.add_argument("--input-scale", type=float, default=1.0)
+    p.add_argument("--device", default=_TRACE_DEFAULTS["device"].default, help=_choices(available_devices()))
+    p.add_argument(
+        "--dtype", type=_autocast_spelling, default=_TRACE_DEFAULTS["dtype"].default, help=_choices(AUTOCAST_CHOICES)
+    )
+    _add_model_args(p, vocab=True)
+    p.add_argument("--attention", default=_DEFAULT.attention, choices=ATTENTION_KINDS)
+    p.add_argument("--softmax", default=_DEFAULT.softmax, choices=SOFTMAX_KINDS)
+    p.add_argument("--input-scale", type=float, default=_DEFAULT.input_scale)
     p.add_argument("--no-causal", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
 
 
-def _run_trace(args) -> None:
+def _add_model_args(p, vocab: bool = False, base: AttentionConfig = _DEFAULT) -> None:
+    """--seq --dim --heads (--vocab) --seed, defaulting to `base`'s values."""
+    p.add_argument("--seq", type=int, default=base.seq_len)
+    p.add_argument("--dim", type=int, default=base.d_model)
+    p.add_argument("--heads", type=int, default=base.n_heads)
+    if vocab:
+        p.add_argument("--vocab", type=int, default=base.vocab)
+    p.add_argument("--seed", type=int, default=base.seed)
 
+
+def _run_trace(args) -> None:
     cfg = AttentionConfig(
         seq_len=args.seq,
         d_model=args.dim,
@@ -67,7 +161,7 @@ def _run_trace(args) -> None:
     result = trace_attention(cfg, device=args.device, dtype=args.dtype)
     t = result.trace
     if args.json:
-        print(
+        _out(
             dumps(
                 {
                     "config": cfg.to_dict(),
@@ -97,8 +191,9 @@ def _run_trace(args) -> None:
         )
     _print_table(rows, ["#", "phase", "module", "op", "dtypes", "autocast", "landmark"])
     bad = t.first_nonfinite()
-    print(
-        f"\n{len(t.events)} ops, {sum(e.autocast_cast for e in t.events)} autocast casts"
+    _out()
+    _out(
+        f"{len(t.events)} ops, {sum(e.autocast_cast for e in t.events)} autocast casts"
         + (f"; first inf/nan at #{bad.index} ({bad.op})" if bad else "; no inf/nan created")
     )
 
@@ -106,15 +201,15 @@ def _run_trace(args) -> None:
 # ── bench ─────────────────────────────────────────────────────────────────────────────────────────────────
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="time forward+backward traced vs untraced")
-    p.add_argument("--repeat", type=int, default=5)
+    lim = REPEAT_LIMITS
+    p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"{lim.min_repeat}..{lim.max_repeat}")
     p.add_argument("--json", action="store_true")
 
 
 def _run_bench(args) -> None:
-
-    rows = run_bench(repeat=args.repeat)
+    rows = run_bench(repeat=args.repeat)  # ConfigError (exit 2) for a repeat outside the limits, before any work
     if args.json:
-        print(dumps({"results": rows}))
+        _out(dumps({"results": rows}))
         return
     _print_table(
         [
@@ -126,14 +221,15 @@ def _run_bench(args) -> None:
                 f"{r.full_ms:.1f}",
                 f"{r.ratio:.1f}x",
                 r.events,
+                f"{r.relative_spread:.0%}",
             ]
             for r in rows
         ],
-        ["config", "autocast", "untraced ms", "traced ms", "trace+ref ms", "ratio", "events"],
+        ["config", "autocast", "untraced ms", "traced ms", "trace+ref ms", "ratio", "events", "spread (IQR/median)"],
     )
 
 
-# ── scaler and recipes (issue 6) ──────────────────────────────────────────────────────────────────────────
+# ── scaler and recipes ────────────────────────────────────────────────────────────────────────────────────
 def _step_list(raw: str) -> tuple[int, ...]:
     try:
         return tuple(sorted({int(s) for s in raw.split(",") if s.strip()}))
@@ -142,27 +238,34 @@ def _step_list(raw: str) -> tuple[int, ...]:
 
 
 def _add_train_args(p) -> None:
-    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda-sim")
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--loss-scale-multiplier", type=float, default=1.0, help="< 1 shrinks gradients")
-    p.add_argument("--clip", type=float, default=None, help="max gradient norm (unscale_ runs first)")
-    p.add_argument("--accum", type=int, default=1, help="micro-batches per optimizer step")
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--seq", type=int, default=16)
-    p.add_argument("--dim", type=int, default=64)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
+    lim = TRAIN_LIMITS
+    p.add_argument("--device", default=_TRAIN.device, help=_choices(available_devices()))
+    p.add_argument("--steps", type=int, default=_TRAIN.steps, help=f"1..{lim.max_steps}")
+    p.add_argument(
+        "--loss-multiplier",
+        type=float,
+        default=_TRAIN.loss_multiplier,
+        help=f"multiplies the loss before backward; < 1 shrinks gradients ({lim.min_loss_multiplier:g}.."
+        f"{lim.max_loss_multiplier:g})",
+    )
+    # The flag's old name, kept so existing commands keep working; one name per knob is loss_multiplier.
+    p.add_argument("--loss-scale-multiplier", type=float, dest="loss_multiplier", help=argparse.SUPPRESS)
+    p.add_argument("--clip", type=float, default=_TRAIN.clip, help="max gradient norm (unscale_ runs first)")
+    p.add_argument(
+        "--accum", type=int, default=_TRAIN.accum, help=f"micro-batches per optimizer step, 1..{lim.max_accum}"
+    )
+    p.add_argument("--lr", type=float, default=_TRAIN.lr, help=f"{lim.min_lr:g}..{lim.max_lr:g}")
+    _add_model_args(p, base=_TRAIN.model)
     p.add_argument("--json", action="store_true")
 
 
-def _train_config(args, **changes):
-
+def _train_config(args, **changes) -> TrainConfig:
     model = AttentionConfig(seq_len=args.seq, d_model=args.dim, n_heads=args.heads, seed=args.seed)
     return TrainConfig(
         model=model,
         device=args.device,
         steps=args.steps,
-        loss_multiplier=args.loss_scale_multiplier,
+        loss_multiplier=args.loss_multiplier,
         clip=args.clip,
         accum=args.accum,
         lr=args.lr,
@@ -170,32 +273,29 @@ def _train_config(args, **changes):
     )
 
 
+_SCALER_FLAGS = {f.name: "--" + f.name.replace("_", "-") for f in fields(ScalerSettings)}
+
+
 def _add_scaler(sub) -> None:
     p = sub.add_parser("scaler", help="train with a real GradScaler and print its state step by step")
     _add_train_args(p)
-    p.add_argument("--dtype", default="fp16", help="off | fp16 | bf16")
+    p.add_argument("--dtype", type=_autocast_spelling, default=_TRAIN.dtype, help=_choices(AUTOCAST_CHOICES))
     p.add_argument("--no-scaler", action="store_true", help="train without a GradScaler")
-    p.add_argument("--init-scale", type=float, default=None, help="default: a fresh GradScaler's")
-    p.add_argument("--growth-factor", type=float, default=None)
-    p.add_argument("--backoff-factor", type=float, default=None)
-    p.add_argument("--growth-interval", type=int, default=None)
+    for name, flag in _SCALER_FLAGS.items():
+        kind = int if name == "growth_interval" else float
+        p.add_argument(flag, type=kind, default=None, help="default: a fresh GradScaler's")
     p.add_argument("--inject-inf", type=_step_list, default=(), help="steps to get an inf gradient: 10,30")
 
 
 def _run_scaler(args) -> None:
-
-    defaults = ScalerSettings.defaults(args.device)
-    given = {
-        "init_scale": args.init_scale,
-        "growth_factor": args.growth_factor,
-        "backoff_factor": args.backoff_factor,
-        "growth_interval": args.growth_interval,
-    }
-    settings = replace(defaults, **{k: v for k, v in given.items() if v is not None})
-    settings = None if args.no_scaler else settings
+    given = {name: getattr(args, name) for name in _SCALER_FLAGS if getattr(args, name) is not None}
+    if args.no_scaler and given:
+        flags = ", ".join(_SCALER_FLAGS[name] for name in given)
+        raise UsageError(f"{flags} set a GradScaler that --no-scaler switches off: drop one")
+    settings = None if args.no_scaler else replace(ScalerSettings.defaults(args.device), **given)
     result = run(_train_config(args, dtype=args.dtype, scaler=settings, inject_inf=args.inject_inf))
     if args.json:
-        print(dumps({"defaults": result.defaults, "config": result.config, "steps": result.steps}))
+        _out(dumps({"defaults": result.defaults, "config": result.config, "steps": result.steps}))
         return
 
     def scale(x: float | None) -> str:
@@ -230,7 +330,8 @@ def _run_scaler(args) -> None:
         ],
     )
     skipped = ", ".join(map(str, result.skipped_steps)) or "none"
-    print(f"\nfresh GradScaler defaults: {result.defaults}; skipped steps: {skipped}")
+    _out()
+    _out(f"fresh GradScaler defaults: {result.defaults}; skipped steps: {skipped}")
 
 
 def _add_recipes(sub) -> None:
@@ -239,12 +340,11 @@ def _add_recipes(sub) -> None:
 
 
 def _run_recipes(args) -> None:
-
     base = _train_config(args)
     results = compare_recipes(base)
     if args.json:
         rows = [{**to_jsonable(r), "final_loss": r.final_loss} for r in results]
-        print(dumps({"config": base, "recipes": rows}))
+        _out(dumps({"config": base, "recipes": rows}))
         return
     _print_table(
         [
@@ -279,7 +379,7 @@ def _run_recipes(args) -> None:
     )
 
 
-# ── bits (issue 4) ─────────────────────────────────────────────────────────────────────────────────────────
+# ── bits ──────────────────────────────────────────────────────────────────────────────────────────────────
 # VALUE may start with "-" ("-0", "-inf", "-1e-7"): such words are values, not options, for this subcommand.
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
@@ -287,17 +387,16 @@ _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 def _add_bits(sub) -> None:
     p = sub.add_parser("bits", help="store one value in a number format and show its bits")
     p.add_argument("value", metavar="VALUE", help="1e-7, -0, inf, nan, 0x3c00 (a bit pattern), fp16:0x3c00")
-    p.add_argument("--format", required=True, help="fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 … or a torch name")
-    p.add_argument("--rounding", default="nearest", choices=["nearest", "zero", "up", "down"])
+    p.add_argument("--format", required=True, help=f"{' '.join(SHORT_NAMES.values())} or a torch name")
+    p.add_argument("--rounding", default=ROUNDINGS[0], choices=ROUNDINGS)
     p.add_argument("--json", action="store_true")
     p._negative_number_matcher = _NEGATIVE_VALUE  # argparse's own hook for "negative numbers are positionals"
 
 
 def _run_bits(args) -> None:
-
     e = encode(args.value, args.format, args.rounding)
     if args.json:
-        print(dumps(e.to_dict()))
+        _out(dumps(e.to_dict()))
         return
     flags = [name for name in ("overflow", "underflow", "saturated", "invalid") if getattr(e, name)]
     unbiased = "-" if e.exponent_unbiased is None else e.exponent_unbiased
@@ -317,54 +416,64 @@ def _run_bits(args) -> None:
     ]
     width = max(len(r[0]) for r in rows)
     for name, text in rows:
-        print(f"{name.ljust(width)}  {text}")
+        _out(f"{name.ljust(width)}  {text}")
 
 
-# ── softmax (issue 5) ─────────────────────────────────────────────────────────────────────────────────────
+# ── softmax ───────────────────────────────────────────────────────────────────────────────────────────────
 def _add_softmax(sub) -> None:
     p = sub.add_parser("softmax", help="softmax recipes in fp32/fp16/bf16/e4m3 against float64")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--logits", help='comma-separated, e.g. "10,10.01,3" or --logits=-5,3 (-inf = masked)')
-    src.add_argument("--scenario", help="large | close | peak | flat | long | trace")
-    p.add_argument("--dtype", default="all", help="all | fp32 | fp16 | bf16 | e4m3")
-    p.add_argument("--method", default="all", help="all | naive | stable | torch | upcast")
-    p.add_argument("--loss", default="dot", help="loss for the backward: dot (Σ v·p) | nll (−log p[argmax])")
-    p.add_argument("--head", type=int, default=0, help="--scenario trace: head of the scores")
-    p.add_argument("--row", type=int, default=-1, help="--scenario trace: query row (negative: from the end)")
+    src.add_argument("--scenario", choices=sm.SCENARIO_NAMES)
+    short = [SHORT_NAMES[n] for n in sm.FORMAT_NAMES]
+    p.add_argument("--dtype", default="all", help=_choices(["all", *short]))
+    p.add_argument("--method", default="all", choices=("all", *sm.METHODS))
+    p.add_argument("--loss", default=sm.LOSSES[0], choices=sm.LOSSES, help="dot: sum v*p; nll: -log p[argmax]")
+    p.add_argument("--head", type=int, default=None, help="--scenario trace only: head of the scores (default 0)")
+    p.add_argument("--row", type=int, default=None, help="--scenario trace only: query row (negative: from the end)")
     p.add_argument("--json", action="store_true")
     p._negative_number_matcher = _NEGATIVE_VALUE  # "-5,3" and "-inf,0" are values, not options
 
 
+TRACE_SCENARIO_CONFIG = AttentionConfig()  # the block `--scenario trace` takes its score row from
+
+
 def _softmax_row(args) -> tuple[tuple[float, ...], dict]:
     """The logits the arguments ask for, and where they came from."""
-
+    from_trace = args.scenario is not None and sm.scenario(args.scenario).from_trace
+    if not from_trace and (args.head is not None or args.row is not None):
+        raise UsageError("--head and --row pick a row of a traced run: use them with --scenario trace")
     if args.logits is not None:
         return sm.parse_logits(args.logits), {"logits": args.logits}
-    if not sm.scenario(args.scenario).from_trace:
+    if not from_trace:
         return sm.scenario_logits(args.scenario), {"scenario": args.scenario}
 
-    cfg = AttentionConfig()
-    row = sm.score_row(trace_attention(cfg, "cpu", "bf16").trace, args.head, args.row)
-    return row.values, {
+    cfg = TRACE_SCENARIO_CONFIG
+    head, row = args.head or 0, -1 if args.row is None else args.row
+    if not 0 <= head < cfg.n_heads:  # checked before the trace: it cannot be in the sample
+        raise ConfigError("head", head, (0, cfg.n_heads - 1), "out of range")
+    if not -cfg.seq_len <= row < cfg.seq_len:
+        raise ConfigError("row", row, (-cfg.seq_len, cfg.seq_len - 1), "out of range")
+    picked = sm.score_row(trace_attention(cfg, "cpu", "bf16").trace, head, row)
+    return picked.values, {
         "scenario": "trace",
         "config": cfg.to_dict(),
         "autocast": "bf16",
-        "head": row.head,
-        "row": row.row,
-        "scores_dtype": row.dtype,
-        "full_length": row.full_length,
+        "head": picked.head,
+        "row": picked.row,
+        "scores_dtype": picked.dtype,
+        "full_length": picked.full_length,
     }
 
 
 def _run_softmax(args) -> None:
-
     formats = sm.FORMAT_NAMES if args.dtype == "all" else (sm.parse_format(args.dtype).name,)
     methods = sm.METHODS if args.method == "all" else (args.method,)
     logits, source = _softmax_row(args)
     c = sm.compare(logits, formats, methods, args.loss)
     quantized = sm.quantize_probs(c.reference)
     if args.json:
-        print(
+        _out(
             dumps(
                 {
                     "source": source,
@@ -380,15 +489,15 @@ def _run_softmax(args) -> None:
 
     def short(values) -> str:
         head = ", ".join(f"{v:.6g}" for v in values[:8])
-        return head + (f", … ({len(values)} values)" if len(values) > 8 else "")
+        return head + (f", ... ({len(values)} values)" if len(values) > 8 else "")
 
-    print(f"logits: {short(c.logits)}")
+    _out(f"logits: {short(c.logits)}")
     for t in c.thresholds:
-        print(
+        _out(
             f"{t.dtype}: exp(x) = inf from x = {t.overflow_from:.8g} (ln max = {t.log_max:.8g}), "
             f"= 0 from x = {t.underflow_from:.8g}"
         )
-    print()
+    _out()
     header = "format|method|output|nan|inf|zeroed|sum-1|max abs|max rel|KL|argmax|order lost|grad rel|grad bad"
     rows = []
     for v in c.variants:
@@ -398,19 +507,21 @@ def _run_softmax(args) -> None:
         row = [v.format, v.method, v.output_dtype, m.nan, m.inf, m.underflow, *errors, argmax, m.order_lost]
         rows.append([*row, f"{g.max_rel_error:.2e}", g.nan + g.inf])
     _print_table(rows, header.split("|"))
-    print(f"\nfloat64{'':17}{short(c.reference)}")
+    _out()
+    _out(f"float64{'':17}{short(c.reference)}")
     for v in c.variants:
-        print(f"{v.format:14} {v.method:8} {short(v.probs)}")
-    print("\nprobabilities in 8 bits (float64 probabilities quantised):")
+        _out(f"{v.format:14} {v.method:8} {short(v.probs)}")
+    _out()
+    _out("probabilities in 8 bits (float64 probabilities quantised):")
     for q in quantized:
         m = q.metrics
-        print(
+        _out(
             f"  {q.scheme:6}  max abs {m.max_abs_error:.2e}  max rel {m.max_rel_error:.2e}  "
             f"zeroed {m.underflow}  (smallest non-zero {q.smallest_nonzero:.3g})"
         )
 
 
-# ── policy (issue 3) ──────────────────────────────────────────────────────────────────────────────────────
+# ── policy ────────────────────────────────────────────────────────────────────────────────────────────────
 def _add_policy(sub) -> None:
     p = sub.add_parser("policy", help="autocast's op categories on a device, probed from the installed torch")
     p.add_argument("--device", default="cpu", help="cpu | cuda (| xpu | mps | mtia where the build has them)")
@@ -418,10 +529,9 @@ def _add_policy(sub) -> None:
 
 
 def _run_policy(args) -> None:
-
     policy = device_policy(args.device)  # ValueError (exit 2) for a device without a probeable policy
     if args.json:
-        print(
+        _out(
             dumps(
                 {
                     "device": policy.device,
@@ -429,14 +539,19 @@ def _run_policy(args) -> None:
                     "autocast_dtype": policy.autocast_dtype,
                     "categories": policy.categories,
                     "counts": policy.counts(),
+                    "notes": policy.notes,
+                    "probe_errors": policy.probe_errors,
+                    "fixed_cast_dtype": policy.fixed_cast_dtype,
                 }
             )
         )
         return
-    _print_table([[op, cat] for cat, ops in policy.categories.items() for op in ops], ["op", "category"])
+    rows = [[op, cat, ", ".join(policy.notes.get(op, ()))] for cat, ops in policy.categories.items() for op in ops]
+    _print_table(rows, ["op", "category", "notes"])
     counts = ", ".join(f"{cat} {n}" for cat, n in policy.counts().items())
-    print(
-        f"\n{policy.device}: {len(policy.ops())} ops ({counts}); torch {policy.torch_version}, "
+    _out()
+    _out(
+        f"{policy.device}: {len(policy.ops())} ops ({counts}); torch {policy.torch_version}, "
         f"probed with autocast dtype {policy.autocast_dtype}"
     )
 
@@ -444,7 +559,8 @@ def _run_policy(args) -> None:
 # ── tutorial claims ───────────────────────────────────────────────────────────────────────────────────────
 def _add_claims(sub) -> None:
     p = sub.add_parser("claims", help="check the tutorials' claims against this machine's torch, with verdicts")
-    p.add_argument("--id", type=int, default=None, help="check one claim (default: all, slow ones included)")
+    ids = ", ".join(str(c.id) for c in claims.CLAIMS)
+    p.add_argument("--id", type=int, default=None, help=f"check one claim ({ids}; default: all, slow ones included)")
     p.add_argument("--json", action="store_true")
 
 
@@ -465,6 +581,8 @@ def _run_claims(args) -> None:
                 "id": c.id,
                 "key": c.key,
                 "seeds": c.seeds,
+                "source_titles": [claims.SOURCES[seed] for seed in c.seeds],
+                "section": c.section,
                 "on_demand": c.on_demand,
                 "verdict": r.verdict,
                 "device_verdicts": r.device_verdicts,
@@ -473,21 +591,21 @@ def _run_claims(args) -> None:
             }
             for c, r in results
         ]
-        print(dumps({"autocast_dtype": claims.AUTOCAST_DTYPE, "claims": rows}))
+        _out(dumps({"autocast_dtype": claims.AUTOCAST_DTYPE, "claims": rows}))
         return
     _print_table(
         [
             [
                 c.id,
                 c.key,
-                c.seeds[0],
+                claims.SOURCES[c.seeds[0]][1],
                 r.verdict,
                 ", ".join(f"{d}: {v}" for d, v in r.device_verdicts.items()) or "-",
                 "; ".join(f"{k}={_headline_text(v)}" for k, v in r.headline.items()),
             ]
             for c, r in results
         ],
-        ["id", "claim", "seed", "verdict", "per device", "key numbers"],
+        ["id", "claim", "source", "verdict", "per device", "key numbers"],
     )
 
 
@@ -504,17 +622,64 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m mpviz", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add, _ in COMMANDS.values():
         add(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _error(command: str | None, exc: BaseException | str) -> None:
+    where = f"{PROG} {command}" if command else PROG
+    text = exc if isinstance(exc, str) else str(exc) or type(exc).__name__
+    if sys.stderr is not None:
+        sys.stderr.write(f"{where}: error: {_one_line(text)}\n")
+
+
+def _internal(command: str | None, exc: Exception) -> int:
+    if os.environ.get("MPVIZ_DEBUG"):
+        raise exc
+    _error(command, f"internal error: {type(exc).__name__}: {exc} (MPVIZ_DEBUG=1 shows the traceback)")
+    return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush cannot fail again."""
     try:
-        COMMANDS[args.command][1](args)
-    except (ConfigError, ValueError) as e:
-        print(f"python -m mpviz {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # in-process (captured) or already gone
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI on `argv` (default: sys.argv[1:]) in this process; return the exit status (see module doc)."""
+    command = None
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # argparse: --help (0), or a usage error already written as one line (2)
+            return e.code if isinstance(e.code, int) else EXIT_USAGE
+        command = args.command
+        _write_stdout("")  # fails now, before any work, if stdout is closed
+        COMMANDS[command][1](args)
+        _write_stdout()  # flush inside the try: a reader that went away shows up here, not at exit
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PIPE
+    except (ConfigError, UsageError) as e:
+        _error(command, e)
+        return EXIT_USAGE
+    except ValueError as e:  # engine functions refuse impossible requests with ValueError subclasses
+        if not isinstance(e, UnicodeError):  # ASCII output cannot raise one: a bug if it does
+            _error(command, e)
+            return EXIT_USAGE
+        return _internal(command, e)
+    except Exception as e:
+        return _internal(command, e)
     return 0
 
 

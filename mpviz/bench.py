@@ -1,46 +1,39 @@
 """What tracing costs: the same forward+backward untraced, traced, and traced with the float64 reference.
 
-Medians over `repeat` runs in one process, after one warm-up run of each (kernel registration, allocator).
+Each config's three variants are timed in interleaved rounds (`mpviz.timing`), `repeat` rounds after one
+warm-up run of each (kernel registration, allocator); `repeat` is bounded by `mpviz.timing.REPEAT_LIMITS`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import statistics
-import time
 from dataclasses import dataclass
 
 import torch
 
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig, build, parse_autocast_dtype
+from mpviz.stats import dtype_name
+from mpviz.timing import check_repeat, time_interleaved
 from mpviz.trace import trace
 
 BENCH_CONFIGS = {
     "default (T=16, d=64, H=4)": (AttentionConfig(), "bf16"),
     "large (T=256, d=256, H=8)": (AttentionConfig(seq_len=256, d_model=256, n_heads=8), "bf16"),
 }
+DEFAULT_REPEAT = 5
 
 
 @dataclass(frozen=True)
 class BenchRow:
     name: str
-    dtype: str
-    untraced_ms: float
+    dtype: str  # autocast dtype, "float32" when autocast is off
+    untraced_ms: float  # medians over the rounds
     traced_ms: float  # trace with stats and samples
     full_ms: float  # trace_attention: trace + float64 reference + errors (what the page waits for)
     ratio: float  # traced / untraced
     events: int
-
-
-def _median_ms(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    relative_spread: float  # the largest IQR / median of the three timings: how far to trust them
 
 
 def _step(cfg: AttentionConfig, dtype: torch.dtype | None, traced: bool) -> int:
@@ -54,15 +47,26 @@ def _step(cfg: AttentionConfig, dtype: torch.dtype | None, traced: bool) -> int:
     return len(t.events) if traced else 0
 
 
-def run_bench(repeat: int = 5, configs: dict | None = None) -> list[BenchRow]:
+def run_bench(repeat: int = DEFAULT_REPEAT, configs: dict | None = None) -> list[BenchRow]:
+    """One row per config. Raises ConfigError for a `repeat` outside REPEAT_LIMITS (before any work)."""
+    repeat = check_repeat(repeat)
     rows = []
     for name, (cfg, dt) in (configs or BENCH_CONFIGS).items():
         dtype = parse_autocast_dtype(dt)
-        untraced = _median_ms(lambda cfg=cfg, dtype=dtype: _step(cfg, dtype, False), repeat)
-        traced = _median_ms(lambda cfg=cfg, dtype=dtype: _step(cfg, dtype, True), repeat)
-        full = _median_ms(lambda cfg=cfg, dt=dt: trace_attention(cfg, "cpu", dt), repeat)
+        timings = time_interleaved(
+            {
+                "untraced": lambda cfg=cfg, dtype=dtype: _step(cfg, dtype, False),
+                "traced": lambda cfg=cfg, dtype=dtype: _step(cfg, dtype, True),
+                "full": lambda cfg=cfg, dt=dt: trace_attention(cfg, "cpu", dt),
+            },
+            repeat,
+        )
+        untraced, traced, full = (timings[k].median for k in ("untraced", "traced", "full"))
+        spread = max(t.relative_spread for t in timings.values())
         events = _step(cfg, dtype, True)
         rows.append(
-            BenchRow(name, str(dtype).removeprefix("torch."), untraced, traced, full, traced / untraced, events)
+            BenchRow(
+                name, dtype_name(dtype or torch.float32), untraced, traced, full, traced / untraced, events, spread
+            )
         )
     return rows

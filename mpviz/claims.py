@@ -12,13 +12,15 @@ CUDA tensors through torch's real AutocastCUDA kernels (`mpviz.policy.probe_call
 tensors come from a real GPU when there is one, else from the "cuda-sim" emulation (CUDA's policy applied to
 CPU tensors). Every policy claim is checked under bf16 autocast, the setting the tutorials use.
 
-Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold.
+Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold | inconclusive (a timing whose
+spread is too wide to decide, or whose verdict changes between the quartiles: no verdict is given).
+
+Sources: each claim cites seed files by name; `SOURCES` gives each file's title (Chinese as in the source, and
+an English gloss) and `Claim.section` where in its first seed the claim is made. Views pick the language.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -33,9 +35,10 @@ from mpviz.model import AttentionConfig, ConfigError, build, parse_autocast_dtyp
 from mpviz.policy import CallProbe, device_policy, probe_call
 from mpviz.scaler import RecipeResult, ScalerSettings, TrainConfig, compare_recipes
 from mpviz.softmax import CloseLogits, close_logits
-from mpviz.stats import FormatRange
+from mpviz.stats import FormatRange, dtype_name
+from mpviz.timing import Spread, ratios, time_interleaved
 
-VERDICTS = ("holds", "partly_holds", "depends_on_device", "does_not_hold")
+VERDICTS = ("holds", "partly_holds", "depends_on_device", "does_not_hold", "inconclusive")
 DEVICES = ("cpu", "cuda")  # "cuda": CUDA's autocast policy (probed; values emulated on CPU without a GPU)
 AUTOCAST_DTYPE = "bfloat16"  # the tutorials' setting: every policy claim is checked under bf16 autocast
 BLOCK = AttentionConfig()  # the attention block traced for landmark dtypes (manual attention: probs exist)
@@ -88,6 +91,7 @@ class DeviceRun:
     probes: tuple[CallProbe, ...]  # each probed function under autocast (CUDA: fake tensors, real kernels)
     landmarks: dict[str, str]  # attention-block landmark → the dtype it came out in
     low_precision_ops: tuple[str, ...]  # the probes' computing ops (no casts, no views) that output bf16
+    op_dtypes: dict[str, tuple[str, ...]]  # each computing op of the probes → the dtypes of its outputs
 
 
 @dataclass(frozen=True)
@@ -112,14 +116,8 @@ def _device_run(
     policy = device_policy(device)
     probes = tuple(probe_call(fn, dtypes, device, AUTOCAST_DTYPE) for fn, dtypes in functions)
     trace = block_trace(device).trace
-    low = tuple(
-        dict.fromkeys(
-            s.op
-            for p in probes
-            for s in p.steps
-            if not s.is_cast and AUTOCAST_DTYPE in s.outputs and not _is_view(s.op)
-        )
-    )
+    computing = [s for p in probes for s in p.steps if not s.is_cast and not _is_view(s.op)]
+    low = tuple(dict.fromkeys(s.op for s in computing if AUTOCAST_DTYPE in s.outputs))
     return DeviceRun(
         device=device,
         trace_device=trace_device(device),
@@ -127,6 +125,7 @@ def _device_run(
         probes=probes,
         landmarks={name: trace.landmark_event(name).outputs[0].dtype for name in landmarks},
         low_precision_ops=low,
+        op_dtypes={s.op: s.outputs for s in computing},
     )
 
 
@@ -186,16 +185,26 @@ def check_layer_norm_fp32() -> Checked:
     )
 
 
+LOG_SOFTMAX_OP = "aten._log_softmax.default"  # cross-entropy's inner step, where the devices differ
+
+
 def check_loss_fp32() -> Checked:
     """Claim: the loss is computed in float32. Parts: cross-entropy of bf16 logits returns float32; none of its
-    computing ops (log_softmax, nll_loss) runs in bf16."""
-    return _policy_claim(
+    computing ops (log_softmax, nll_loss) runs in bf16.
+
+    The headline says exactly where the devices differ: the returned dtype (`<device>_cross_entropy_out`) and
+    the dtype the internal `_log_softmax` ran in (`<device>_log_softmax_dtype`, from `DeviceRun.op_dtypes`).
+    """
+    checked = _policy_claim(
         7,
         (("cross_entropy", (AUTOCAST_DTYPE,)),),
         ("aten::cross_entropy_loss", "aten::log_softmax.int", "aten::nll_loss"),
         ("logits", "loss"),
         lambda r: [r.probes[0].output_dtype == "float32", not r.low_precision_ops],
     )
+    for run in checked.evidence.devices:
+        checked.headline[f"{run.device}_log_softmax_dtype"] = run.op_dtypes.get(LOG_SOFTMAX_OP, (None,))[0]
+    return checked
 
 
 # ── ranges and stored values (claims 4, 5, 11) ──────────────────────────────────────────────────────────────
@@ -368,8 +377,25 @@ class SpeedRow:
     dtype: str  # "float32" | "bfloat16" | "float16"
     matmul_ms: float  # median of one n×n matmul, both operands stored in `dtype`
     step_ms: float  # median forward+backward of the block under autocast(`dtype`) (float32: autocast off)
-    matmul_speedup: float  # float32's time / this time
+    matmul_speedup: float  # median over rounds of float32's time / this time in the same round
     step_speedup: float
+    matmul: Spread  # milliseconds, every round
+    step: Spread
+    matmul_speedup_spread: Spread  # per-round ratios
+    step_speedup_spread: Spread
+
+
+# What a timing on one device can say about the claim, which is about GPUs (tensor cores). Codes for views.
+SPEED_SCOPE: dict[str, dict[str, tuple[str, ...]]] = {
+    "cpu": {
+        "tells": ("speed_on_this_cpu", "cast_overhead_on_this_cpu", "low_precision_kernels_on_this_cpu"),
+        "cannot_tell": ("gpu_tensor_core_speedup", "gpu_memory_bandwidth_saving", "speed_at_model_scale"),
+    },
+    "cuda": {
+        "tells": ("speed_on_this_gpu", "cast_overhead_on_this_gpu"),
+        "cannot_tell": ("speed_on_other_gpus", "speed_at_model_scale"),
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -378,34 +404,37 @@ class SpeedEvidence:
     threads: int  # torch.get_num_threads() (CPU)
     matmul_n: int
     block: AttentionConfig
-    repeat: int  # timed runs per number (after one warm-up run)
+    repeat: int  # interleaved timed rounds per number (after one warm-up run of each)
     rows: tuple[SpeedRow, ...]  # float32 first
+    cpu_capability: str  # torch.backends.cpu.get_cpu_capability(): the vector ISA torch's CPU kernels use here
+    claim_device: str  # the device the claim is about: "cuda" (GPU tensor cores)
+    tells: tuple[str, ...]  # SPEED_SCOPE codes: what this measurement can tell about the claim
+    cannot_tell: tuple[str, ...]
+    max_relative_spread: float  # a step speedup whose IQR / median is wider than this gives no verdict
+    verdict_at_q1: str  # the verdict rule applied to every low dtype's lower-quartile step speedup
+    verdict_at_q3: str  # … and to the upper quartiles; they differ when the spread straddles a threshold
+    too_noisy: bool  # some step speedup's relative spread exceeds max_relative_spread
 
 
 SPEED_MATMUL_N = 256
 SPEED_BLOCK = AttentionConfig(seq_len=256, d_model=256, n_heads=4)  # fp16 on CPU allows no bigger (model.LIMITS)
+SPEED_REPEAT = 7  # interleaved rounds: enough for quartiles, short enough to run on demand
+MAX_RELATIVE_SPREAD = 0.5  # IQR above half the median: the rounds disagree too much to judge
+SPEED_DTYPES = (("float32", None), ("bfloat16", torch.bfloat16), ("float16", torch.float16))
 
 
-def _median_ms(fn: Callable[[], object], repeat: int, device: str) -> float:
-    def timed() -> float:
-        t0 = time.perf_counter()
-        fn()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return (time.perf_counter() - t0) * 1e3
+def measure_speed(repeat: int = SPEED_REPEAT) -> SpeedEvidence:
+    """Time one matmul and one training step of `SPEED_BLOCK` in float32, bf16 and fp16 on `measured_device()`.
 
-    timed()  # warm-up: kernel selection, allocator, autocast's first casts
-    return statistics.median(timed() for _ in range(repeat))
-
-
-def measure_speed(repeat: int = 5) -> SpeedEvidence:
-    """Time one matmul and one training step of `SPEED_BLOCK` in float32, bf16 and fp16 on `measured_device()`."""
+    All six candidates run in each of `repeat` rounds (order rotated); speedups are per-round ratios to the same
+    round's float32, so a slow spell of the machine mostly cancels. Raises ConfigError for a bad `repeat`.
+    """
     device = measured_device()
     g = torch.Generator().manual_seed(0)
     a, b = (torch.randn(SPEED_MATMUL_N, SPEED_MATMUL_N, generator=g) for _ in range(2))  # (n, n) each
     model, x, targets = build(SPEED_BLOCK, device=device)
-    times = {}
-    for name, low in (("float32", None), ("bfloat16", torch.bfloat16), ("float16", torch.float16)):
+    candidates: dict[str, Callable[[], object]] = {}
+    for name, low in SPEED_DTYPES:
         da, db = (t.to(device, low or torch.float32) for t in (a, b))
 
         def step(low: torch.dtype | None = low) -> None:
@@ -414,21 +443,67 @@ def measure_speed(repeat: int = 5) -> SpeedEvidence:
                 loss = model(x, targets)
             loss.backward()
 
-        times[name] = (_median_ms(lambda da=da, db=db: da @ db, repeat, device), _median_ms(step, repeat, device))
-    base_mm, base_step = times["float32"]
-    rows = tuple(SpeedRow(n, mm, st, base_mm / mm, base_step / st) for n, (mm, st) in times.items())
-    return SpeedEvidence(device, torch.get_num_threads(), SPEED_MATMUL_N, SPEED_BLOCK, repeat, rows)
+        candidates[f"{name}/matmul"] = lambda da=da, db=db: da @ db
+        candidates[f"{name}/step"] = step
+    sync = torch.cuda.synchronize if device == "cuda" else None
+    t = time_interleaved(candidates, repeat, sync)
+    rows = []
+    for name, _ in SPEED_DTYPES:
+        mm, st = t[f"{name}/matmul"], t[f"{name}/step"]
+        mm_up, st_up = ratios(t["float32/matmul"], mm), ratios(t["float32/step"], st)
+        rows.append(SpeedRow(name, mm.median, st.median, mm_up.median, st_up.median, mm, st, mm_up, st_up))
+    at_q1, at_q3, noisy = quartile_verdicts(rows)
+    return SpeedEvidence(
+        device=device,
+        threads=torch.get_num_threads(),
+        matmul_n=SPEED_MATMUL_N,
+        block=SPEED_BLOCK,
+        repeat=repeat,
+        rows=tuple(rows),
+        cpu_capability=torch.backends.cpu.get_cpu_capability(),
+        claim_device="cuda",
+        tells=SPEED_SCOPE[device]["tells"],
+        cannot_tell=SPEED_SCOPE[device]["cannot_tell"],
+        max_relative_spread=MAX_RELATIVE_SPREAD,
+        verdict_at_q1=at_q1,
+        verdict_at_q3=at_q3,
+        too_noisy=noisy,
+    )
+
+
+def quartile_verdicts(rows: list[SpeedRow] | tuple[SpeedRow, ...]) -> tuple[str, str, bool]:
+    """(verdict at the low dtypes' lower quartiles, at their upper quartiles, whether any spread is too wide)."""
+    low = rows[1:]  # float32 first
+    at_q1 = _speed_verdict([r.step_speedup_spread.q1 for r in low])
+    at_q3 = _speed_verdict([r.step_speedup_spread.q3 for r in low])
+    return at_q1, at_q3, any(r.step_speedup_spread.relative_spread > MAX_RELATIVE_SPREAD for r in low)
+
+
+def _speed_verdict(speedups: list[float]) -> str:
+    """holds: every low dtype at least 2× faster; does_not_hold: none faster at all; partly_holds otherwise."""
+    return "holds" if min(speedups) >= 2 else ("does_not_hold" if max(speedups) < 1 else "partly_holds")
+
+
+def speed_verdict(ev: SpeedEvidence) -> str:
+    """The verdict of the medians, or inconclusive when the rounds are too noisy or the quartiles disagree."""
+    if ev.too_noisy or ev.verdict_at_q1 != ev.verdict_at_q3:
+        return "inconclusive"
+    return _speed_verdict([r.step_speedup for r in ev.rows[1:]])
 
 
 def check_speedup() -> Checked:
-    """Claim: mixed precision trains 2–3× faster than float32. Holds if every low-precision dtype's training
-    step is at least 2× faster here; does not hold if none is faster at all; partly otherwise."""
+    """Claim: mixed precision trains 2–3× faster than float32. Judged on the training step's per-round speedup:
+    holds if every low-precision dtype is at least 2× faster here, does not hold if none is faster at all,
+    partly otherwise; inconclusive when the spread is too wide to say (see `speed_verdict`)."""
     ev = measure_speed()
-    speedups = [r.step_speedup for r in ev.rows if r.dtype != "float32"]
-    verdict = "holds" if min(speedups) >= 2 else ("does_not_hold" if max(speedups) < 1 else "partly_holds")
-    headline = {"device": ev.device} | {f"{r.dtype}_step_speedup": r.step_speedup for r in ev.rows[1:]}
-    headline |= {f"{r.dtype}_matmul_speedup": r.matmul_speedup for r in ev.rows[1:]}
-    return Checked(9, verdict, {}, ev, headline)
+    headline: dict[str, object] = {"device": ev.device}
+    for r in ev.rows[1:]:
+        headline |= {
+            f"{r.dtype}_step_speedup": r.step_speedup,
+            f"{r.dtype}_step_speedup_iqr": (r.step_speedup_spread.q1, r.step_speedup_spread.q3),
+            f"{r.dtype}_matmul_speedup": r.matmul_speedup,
+        }
+    return Checked(9, speed_verdict(ev), {}, ev, headline)
 
 
 # ── how a bf16 matmul accumulates (claim 10) ────────────────────────────────────────────────────────────────
@@ -511,7 +586,7 @@ def check_matmul_accumulation() -> Checked:
         rounded_once=once_designed,
         low_accumulator=low_sums[-1].item(),
         measured=result.item(),
-        output_dtype=str(result.dtype).removeprefix("torch."),
+        output_dtype=dtype_name(result.dtype),
         exact_partial_sums=tuple(exact_sums.tolist()),
         low_partial_sums=tuple(low_sums.tolist()),
         random_shape=RANDOM_MATMUL,
@@ -535,9 +610,10 @@ def check_matmul_accumulation() -> Checked:
 class Claim:
     id: int
     key: str  # stable short name; views look up their wording by it
-    seeds: tuple[str, ...]  # seed tutorial files it is drawn from, the most direct first
+    seeds: tuple[str, ...]  # seed tutorial files it is drawn from, the most direct first (titles: SOURCES)
     check: Callable[[], Checked] = field(repr=False, compare=False)
     on_demand: bool = False  # slow (trains or times): views run it only when asked
+    section: tuple[str, str] = ("", "")  # where in seeds[0] it is made: (heading as in the source, English gloss)
 
 
 SEED_AUTOCAST = "000_807445a89ff10fc0.txt"  # autocast and self-attention precision
@@ -546,18 +622,119 @@ SEED_SOFTMAX = "002_8b429bfe48cefe11.txt"  # why self-attention/softmax needs pr
 SEED_MID_TRAIN = "003_4f55f79ef9af6724.txt"  # a bf16 training script, explained
 SEED_SFT = "004_9b39a333a37e4e48.txt"  # mixed-precision setup of an SFT script
 
+# seed file → (its title as the source gives it, in Chinese where the source has one; an English gloss).
+SOURCES: dict[str, tuple[str, str]] = {
+    SEED_AUTOCAST: ("LLM训练中Autocast精度管理机制", "How autocast manages precision in LLM training"),
+    SEED_BF16_VS_FP16: ("LLM训练BF16与FP16对比分析", "BF16 versus FP16 for LLM training"),
+    SEED_SOFTMAX: (
+        "为什么LLM训练中，Self-Attention层对精度的要求非常高？",
+        "Self-Attention Precision in LLM Training (why self-attention needs high precision)",
+    ),
+    SEED_MID_TRAIN: (
+        "Chat Dialogue Log：scripts/mid_train.py 中期训练代码的混合精度训练",
+        "Chat log: mixed-precision training in the mid-training script scripts/mid_train.py",
+    ),
+    SEED_SFT: ("05 - 混合精度训练配置深度分析", "05 - Mixed-precision training setup, analysed in depth"),
+}
+
 CLAIMS: tuple[Claim, ...] = (
-    Claim(1, "softmax_fp32", (SEED_AUTOCAST, SEED_SOFTMAX, SEED_MID_TRAIN, SEED_SFT), check_softmax_fp32),
-    Claim(2, "matmul_low_precision", (SEED_BF16_VS_FP16, SEED_AUTOCAST, SEED_MID_TRAIN), check_matmul_low_precision),
-    Claim(3, "layer_norm_fp32", (SEED_MID_TRAIN, SEED_SOFTMAX, SEED_SFT), check_layer_norm_fp32),
-    Claim(4, "bf16_range", (SEED_BF16_VS_FP16, SEED_SFT), check_bf16_range),
-    Claim(5, "fp16_tiny_gradients", (SEED_SFT,), check_fp16_tiny_gradients),
-    Claim(6, "close_scores", (SEED_SOFTMAX,), check_close_scores),
-    Claim(7, "loss_fp32", (SEED_SFT, SEED_BF16_VS_FP16, SEED_SOFTMAX), check_loss_fp32),
-    Claim(8, "bf16_no_scaler", (SEED_SFT, SEED_MID_TRAIN), check_bf16_needs_no_scaler, on_demand=True),
-    Claim(9, "speedup", (SEED_SFT,), check_speedup, on_demand=True),
-    Claim(10, "matmul_accumulation", (SEED_AUTOCAST,), check_matmul_accumulation),
-    Claim(11, "bf16_tiny_gradients", (SEED_BF16_VS_FP16,), check_bf16_tiny_gradients),
+    Claim(
+        1,
+        "softmax_fp32",
+        (SEED_AUTOCAST, SEED_SOFTMAX, SEED_MID_TRAIN, SEED_SFT),
+        check_softmax_fp32,
+        section=("1. Autocast 的核心工作机制", "1. How autocast works"),
+    ),
+    Claim(
+        2,
+        "matmul_low_precision",
+        (SEED_BF16_VS_FP16, SEED_AUTOCAST, SEED_MID_TRAIN),
+        check_matmul_low_precision,
+        section=("2. 具体说说Autocast是如何实现的？ › 实现机制", "2. How autocast is implemented › Mechanism"),
+    ),
+    Claim(
+        3,
+        "layer_norm_fp32",
+        (SEED_MID_TRAIN, SEED_SOFTMAX, SEED_SFT),
+        check_layer_norm_fp32,
+        section=(
+            "问题 7：当你在 autocast 区域写代码时（比如 LayerNorm(Linear(x))）",
+            "Question 7: LayerNorm(Linear(x)) inside an autocast region",
+        ),
+    ),
+    Claim(
+        4,
+        "bf16_range",
+        (SEED_BF16_VS_FP16, SEED_SFT),
+        check_bf16_range,
+        section=(
+            "1. 为什么LLM要用BF16混合精度训练？相比FP16有哪些优势？",
+            "1. Why LLMs train in BF16 mixed precision, and its advantages over FP16",
+        ),
+    ),
+    Claim(
+        5,
+        "fp16_tiny_gradients",
+        (SEED_SFT,),
+        check_fp16_tiny_gradients,
+        section=("三、FP16 vs BF16 详细对比 › 3.2 关键区别", "3. FP16 vs BF16 in detail › 3.2 Key differences"),
+    ),
+    Claim(
+        6,
+        "close_scores",
+        (SEED_SOFTMAX,),
+        check_close_scores,
+        section=(
+            "四个关键技术原因 › 1. Softmax函数的指数级放大效应",
+            "Four technical reasons › 1. Softmax amplifies exponentially",
+        ),
+    ),
+    Claim(
+        7,
+        "loss_fp32",
+        (SEED_SFT, SEED_BF16_VS_FP16, SEED_SOFTMAX),
+        check_loss_fp32,
+        section=("五、autocast 自动混合精度原理 › 5.2 实际应用示例", "5. How autocast works › 5.2 A worked example"),
+    ),
+    Claim(
+        8,
+        "bf16_no_scaler",
+        (SEED_SFT, SEED_MID_TRAIN),
+        check_bf16_needs_no_scaler,
+        on_demand=True,
+        section=(
+            "七、完整训练流程示例 › 7.1 BF16训练（推荐）",
+            "7. Complete training loops › 7.1 BF16 training (recommended)",
+        ),
+    ),
+    Claim(
+        9,
+        "speedup",
+        (SEED_SFT,),
+        check_speedup,
+        on_demand=True,
+        section=(
+            "二、什么是混合精度训练？ › 2.2 混合精度训练",
+            "2. What mixed-precision training is › 2.2 Mixed-precision training",
+        ),
+    ),
+    Claim(
+        10,
+        "matmul_accumulation",
+        (SEED_AUTOCAST,),
+        check_matmul_accumulation,
+        section=("2. 在Self-Attention层中的具体应用", "2. Inside the self-attention layer"),
+    ),
+    Claim(
+        11,
+        "bf16_tiny_gradients",
+        (SEED_BF16_VS_FP16,),
+        check_bf16_tiny_gradients,
+        section=(
+            "1. 为什么LLM要用BF16混合精度训练？ › BF16 的优势（对于LLM训练）",
+            "1. Why BF16 for LLM training › BF16's advantages for LLM training",
+        ),
+    ),
 )
 
 

@@ -51,7 +51,7 @@ _NAMES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 FORMAT_NAMES: tuple[str, ...] = tuple(n for n, _, _ in _NAMES)
 SHORT_NAMES: dict[str, str] = {n: s for n, s, _ in _NAMES}  # canonical → short
-_ALIASES: dict[str, str] = {a: n for n, s, more in _NAMES for a in (n, s, *more)}
+ALIASES: dict[str, str] = {a: n for n, s, more in _NAMES for a in (n, s, *more)}  # any spelling → canonical
 _NUMPY_DTYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
 
 _MAX_TEXT = 200  # characters of value text accepted
@@ -261,6 +261,18 @@ def _build(name: str) -> FormatSpec:
     return spec
 
 
+def canonical_format_name(name: str) -> str:
+    """The canonical name of a format by any accepted spelling: "fp16", "half", "torch.float16" → "float16".
+
+    Raises ValueError naming the accepted short names for an unknown one.
+    """
+    key = str(name).strip().lower().removeprefix("torch.").removeprefix("ml_dtypes.").removeprefix("np.")
+    if key not in ALIASES:
+        known = ", ".join(SHORT_NAMES.values())
+        raise ValueError(f"unknown number format {str(name)[:40]!r}; use one of: {known} (or torch names)")
+    return ALIASES[key]
+
+
 def resolve_format(fmt: str | FormatSpec) -> FormatSpec:
     """The spec of a format by any accepted name: "fp16", "float16", "torch.float16", "half", "e4m3" …
 
@@ -268,11 +280,7 @@ def resolve_format(fmt: str | FormatSpec) -> FormatSpec:
     """
     if isinstance(fmt, FormatSpec):
         return fmt
-    key = str(fmt).strip().lower().removeprefix("torch.").removeprefix("ml_dtypes.").removeprefix("np.")
-    if key not in _ALIASES:
-        known = ", ".join(SHORT_NAMES.values())
-        raise ValueError(f"unknown number format {str(fmt)[:40]!r}; use one of: {known} (or torch names)")
-    return _build(_ALIASES[key])
+    return _build(canonical_format_name(fmt))
 
 
 def all_formats() -> tuple[FormatSpec, ...]:

@@ -10,22 +10,27 @@ Weights and inputs come from a private `torch.Generator` seeded by `AttentionCon
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields, replace
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mpviz.landmarks import mark, mark_grad
 
-# Autocast dtypes the app offers; None means autocast off.
+# Autocast dtypes the app offers, by every accepted spelling; None means autocast off. The first spelling of
+# each dtype is the short name the CLI and URLs use.
 AUTOCAST_DTYPES: dict[str, torch.dtype | None] = {
     "off": None,
     "fp16": torch.float16,
-    "float16": torch.float16,
     "bf16": torch.bfloat16,
+    "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
+AUTOCAST_CHOICES: tuple[str, ...] = ("off", "fp16", "bf16")  # the short spellings, in display order
+_AUTOCAST_OFF_SPELLINGS = ("none", "null", "fp32", "float32")  # "train in float32" means autocast off
 ATTENTION_KINDS = ("manual", "sdpa")
 SOFTMAX_KINDS = ("torch", "naive")
 
@@ -44,7 +49,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Size ceilings. fp16 on CPU has no native kernels (13–44× slower than fp32), hence its smaller ceiling."""
+    """Size ceilings. fp16 on CPU has no native kernels (many times slower than fp32 and bf16: `python -m mpviz
+    bench` measures how much here), hence its smaller ceiling."""
 
     max_seq_len: int = 512
     max_d_model: int = 512
@@ -88,18 +94,61 @@ class AttentionConfig:
         return replace(self, **changes)
 
 
-def parse_autocast_dtype(name: str | None) -> torch.dtype | None:
-    """'off' | 'fp16' | 'bf16' | 'float16' | 'bfloat16' (case-insensitive) → torch dtype or None."""
-    key = "off" if name is None else str(name).strip().lower()
-    if key in ("none", "null", "fp32", "float32"):
-        key = "off"
-    if key not in AUTOCAST_DTYPES:
-        raise ConfigError("dtype", name, sorted(AUTOCAST_DTYPES), "unknown autocast dtype")
-    return AUTOCAST_DTYPES[key]
+def parse_autocast_dtype(spelling: object) -> torch.dtype | None:
+    """The autocast dtype any accepted spelling names; None means autocast off.
+
+    Accepted: None, "off", "fp16", "bf16", "float16", "bfloat16" (any case, "torch." prefix allowed; "none",
+    "fp32" and "float32" also mean off) and torch.float16 / torch.bfloat16 (torch.float32: off). Anything else,
+    float64, an int or "fp8" included, raises ConfigError("dtype", …): autocast has no such dtype, and running
+    without it under that label would mislead.
+    """
+    if spelling is None:
+        return None
+    if isinstance(spelling, torch.dtype):
+        if spelling in (torch.float16, torch.bfloat16):
+            return spelling
+        if spelling == torch.float32:
+            return None
+    elif isinstance(spelling, str):
+        key = spelling.strip().lower().removeprefix("torch.")
+        key = "off" if key in _AUTOCAST_OFF_SPELLINGS else key
+        if key in AUTOCAST_DTYPES:
+            return AUTOCAST_DTYPES[key]
+    raise ConfigError("dtype", spelling, AUTOCAST_CHOICES, "not an autocast dtype")
+
+
+# Field → (the type it must have, its name in a ConfigError). bool is an int to Python, never a size here.
+_FIELD_TYPES: dict[str, tuple[type, str]] = {
+    "seq_len": (numbers.Integral, "int"),
+    "d_model": (numbers.Integral, "int"),
+    "n_heads": (numbers.Integral, "int"),
+    "vocab": (numbers.Integral, "int"),
+    "causal": (bool, "bool"),
+    "attention": (str, "str"),
+    "softmax": (str, "str"),
+    "input_scale": (numbers.Real, "float"),
+    "seed": (numbers.Integral, "int"),
+}
+
+
+def _type_ok(name: str, value: object) -> bool:
+    wanted = _FIELD_TYPES[name][0]
+    if wanted is bool:
+        return isinstance(value, (bool, np.bool_))
+    return isinstance(value, wanted) and not isinstance(value, (bool, np.bool_))
 
 
 def validate(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | None = None) -> AttentionConfig:
-    """Return `cfg` unchanged if it is within `LIMITS` for this device/dtype, else raise `ConfigError`."""
+    """Return `cfg` unchanged if it is within `LIMITS` for this device/dtype, else raise `ConfigError`.
+
+    Types come first (reason "wrong type", limit the expected type's name): "8", 4.5 and True are not a
+    sequence length, "no" is not a bool. Construction never raises, so `clamp` can repair a config from a URL.
+    `dtype` is the autocast dtype (see `parse_autocast_dtype`): float64 or an int raise ConfigError("dtype", …).
+    """
+    dtype = parse_autocast_dtype(dtype)
+    for f in fields(cfg):
+        if not _type_ok(f.name, getattr(cfg, f.name)):
+            raise ConfigError(f.name, getattr(cfg, f.name), _FIELD_TYPES[f.name][1], "wrong type")
     lim = LIMITS
     checks: list[tuple[str, object, object, bool, str]] = [
         ("seq_len", cfg.seq_len, (1, lim.max_seq_len), 1 <= cfg.seq_len <= lim.max_seq_len, "out of range"),
@@ -130,17 +179,20 @@ def clamp(
 ) -> tuple[AttentionConfig, list[ConfigError]]:
     """The nearest config within `LIMITS`, and the errors that were corrected to get there (for a UI to show).
 
-    Out-of-range numbers go to the nearest bound, unknown choices to the default, n_heads to the largest divisor
-    of d_model not above it. `validate(result)` always passes.
+    Values of the wrong type and unknown choices go to the default, out-of-range numbers to the nearest bound,
+    n_heads to the largest divisor of d_model not above it. `validate(result)` always passes.
     """
+    dtype = parse_autocast_dtype(dtype)  # not a field: an unknown dtype is the caller's error, not repaired
     fixed: list[ConfigError] = []
     default = AttentionConfig()
-    for _ in range(len(fields(cfg)) + 2):  # each pass fixes one field; bounded
+    for _ in range(2 * len(fields(cfg)) + 3):  # each pass fixes one field (type, then range): bounded
         try:
             return validate(cfg, device, dtype), fixed
         except ConfigError as e:
             fixed.append(e)
-            if isinstance(e.limit, tuple) and all(isinstance(v, (int, float)) for v in e.limit):
+            if e.reason == "wrong type":
+                value = getattr(default, e.field)
+            elif isinstance(e.limit, tuple) and all(isinstance(v, (int, float)) for v in e.limit):
                 lo, hi = e.limit
                 value = min(max(getattr(cfg, e.field), lo), hi)
             elif e.field == "n_heads" and e.reason == "must divide d_model":

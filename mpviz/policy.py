@@ -12,6 +12,10 @@ what autocast does to the arguments before the op computes:
     one input low, the others float32 → the low one is cast up         promote
     the call fails with "unsafe to autocast"                           banned
 
+An op whose arguments must fit together (an RNN's weight count and shapes) is called with a hand-built example
+(`EXAMPLE_CALLS`) instead of arguments derived from its schema alone, and says so in `notes`. An op no rule
+fits stays `unclassified`, with a reason code in `notes`: never a guessed category.
+
 `device_policy(device)` is what callers use: cached in-process and on disk per torch build, and computed in a
 child process so that a C++ abort while probing cannot take the app down. `probe_policy(device)` does the
 probing itself. `probe_call(...)` runs one everyday function under autocast on a device and reports every
@@ -30,7 +34,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,7 +49,18 @@ from mpviz.stats import dtype_name
 
 CATEGORIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned")
 UNCLASSIFIED = "unclassified"  # in the policy, but no probe rule fired: shown as such, never guessed
-PROBE_VERSION = 1  # bump when the probe's rules change: invalidates the disk cache
+# Why an op is unclassified (one of these is in its `notes`):
+UNCLASSIFIED_REASONS = (
+    "unknown_overload",  # the dispatcher names an overload Python cannot resolve
+    "call_failed",  # every probe call raised before autocast's casts could be seen (see `probe_errors`)
+    "no_rule_fired",  # the calls ran, but no cast and no float32 output matched a rule
+)
+# Other notes on how an op was probed:
+PROBE_NOTES = (
+    "example_call",  # called with a hand-built example (EXAMPLE_CALLS), not schema-derived arguments
+    "ignores_autocast_dtype",  # lower_precision_fp, but casts to `fixed_cast_dtype[op]` whatever autocast's dtype
+)
+PROBE_VERSION = 2  # bump when the probe's rules or DevicePolicy's fields change: invalidates the disk cache
 _TO_COPY = torch.ops.aten._to_copy.default
 _BANNED_MARK = "unsafe to autocast"
 
@@ -112,6 +127,9 @@ class DevicePolicy:
     autocast_dtype: str  # the low-precision dtype autocast was set to while probing ("float16")
     categories: dict[str, tuple[str, ...]]  # category (CATEGORIES or UNCLASSIFIED) → sorted op names
     banned_messages: dict[str, str]  # banned op → the error text autocast raised for it
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # op → codes (UNCLASSIFIED_REASONS, PROBE_NOTES)
+    probe_errors: dict[str, str] = field(default_factory=dict)  # unclassified op → first line of its call's error
+    fixed_cast_dtype: dict[str, str] = field(default_factory=dict)  # op noted ignores_autocast_dtype → its dtype
 
     def category_of(self, op: str) -> str | None:
         """Category of "aten::name[.overload]" on this device, None if autocast does not handle it here."""
@@ -124,12 +142,79 @@ class DevicePolicy:
         return sorted(op for ops in self.categories.values() for op in ops)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "categories": {c: list(v) for c, v in self.categories.items()}}
+        return {
+            **asdict(self),
+            "categories": {c: list(v) for c, v in self.categories.items()},
+            "notes": {op: list(v) for op, v in self.notes.items()},
+            "probe_version": PROBE_VERSION,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> DevicePolicy:
-        cats = {c: tuple(v) for c, v in d["categories"].items()}
-        return cls(d["device"], d["torch_version"], d["autocast_dtype"], cats, dict(d["banned_messages"]))
+    def from_dict(cls, d: object) -> DevicePolicy:
+        """Inverse of `to_dict`, checked: PolicySchemaError (a ValueError with a `reason` code) when `d` is not a
+        policy this build wrote: categories must be a non-empty mapping of known category names to lists of op
+        names, at least one op in all; the probe version must be this module's."""
+        return cls(**_checked_fields(d))
+
+
+class PolicySchemaError(ValueError):
+    """A policy's JSON (a cache file, a child's answer) that is not what `DevicePolicy.to_dict` writes.
+
+    `reason` is a code ("not_a_mapping", "missing_field", "wrong_type", "no_categories", "unknown_category",
+    "no_ops", "probe_version") for logs and views; `str()` adds the detail.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason, self.detail = reason, detail
+        super().__init__(f"{reason}: {detail}")
+
+
+def _str_map(d: dict, name: str, values: type | tuple[type, ...]) -> dict:
+    value = d.get(name, {})
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise PolicySchemaError("wrong_type", f"{name} must be a mapping")
+    if not all(isinstance(v, values) for v in value.values()):
+        raise PolicySchemaError("wrong_type", f"{name} has a value of the wrong type")
+    return value
+
+
+def _str_list(value: object, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicySchemaError("wrong_type", f"{what} must be a list of strings")
+    return tuple(value)
+
+
+def _checked_fields(d: object) -> dict:
+    if not isinstance(d, dict):
+        raise PolicySchemaError("not_a_mapping", type(d).__name__)
+    for name in ("device", "torch_version", "autocast_dtype", "categories"):
+        if name not in d:
+            raise PolicySchemaError("missing_field", name)
+    for name in ("device", "torch_version", "autocast_dtype"):
+        if not isinstance(d[name], str):
+            raise PolicySchemaError("wrong_type", f"{name} must be a string")
+    if d.get("probe_version") != PROBE_VERSION:
+        raise PolicySchemaError("probe_version", f"{d.get('probe_version')!r}, expected {PROBE_VERSION}")
+    cats = d["categories"]
+    if not isinstance(cats, dict) or not cats:
+        raise PolicySchemaError("no_categories", "categories must be a non-empty mapping")
+    unknown = sorted(set(cats) - {*CATEGORIES, UNCLASSIFIED}, key=str)
+    if unknown:
+        raise PolicySchemaError("unknown_category", ", ".join(map(str, unknown))[:200])
+    categories = {c: _str_list(ops, f"categories[{c!r}]") for c, ops in cats.items()}
+    if not any(categories.values()):
+        raise PolicySchemaError("no_ops", "every category is empty")
+    notes = _str_map(d, "notes", list)
+    return {
+        "device": d["device"],
+        "torch_version": d["torch_version"],
+        "autocast_dtype": d["autocast_dtype"],
+        "categories": categories,
+        "banned_messages": _str_map(d, "banned_messages", str),
+        "notes": {op: _str_list(v, f"notes[{op!r}]") for op, v in notes.items()},
+        "probe_errors": _str_map(d, "probe_errors", str),
+        "fixed_cast_dtype": _str_map(d, "fixed_cast_dtype", str),
+    }
 
 
 class _Recorder(TorchDispatchMode):
@@ -205,21 +290,73 @@ def _example_value(arg: torch._C.Argument, device: str, dtypes: Iterator[torch.d
     raise TypeError(f"no example value for {kind} {arg.name}")
 
 
+# ── ops whose arguments must fit together ───────────────────────────────────────────────────────────────────
+def _cudnn_rnn_example(op: torch._ops.OpOverload, device: str, dtypes: Iterator[torch.dtype]) -> tuple[list, dict]:
+    """One LSTM layer (cuDNN mode 2) with biases: 4 weights, input size 3, hidden size 4, sequence 2, batch 1.
+
+    The weights come in float16 with their flat buffer: float32 weights would make autocast re-flatten them
+    through cuDNN, which needs a GPU. Given float16 weights, its kernel goes straight to casting input, hx, cx.
+    """
+    seq, batch, size, hidden = 2, 1, 3, 4
+
+    def half(*shape: int) -> torch.Tensor:
+        return torch.empty(*shape, dtype=torch.float16, device=device)
+
+    weights = [half(4 * hidden, size), half(4 * hidden, hidden), half(4 * hidden), half(4 * hidden)]
+    values = {
+        "input": torch.empty(seq, batch, size, dtype=next(dtypes), device=device),  # (T, B, input size)
+        "weight": weights,
+        "weight_stride0": len(weights),  # tensors per layer and direction: 4 with biases
+        "weight_buf": half(sum(w.numel() for w in weights)),
+        "hx": torch.empty(1, batch, hidden, dtype=next(dtypes), device=device),  # (layers, B, hidden)
+        "cx": torch.empty(1, batch, hidden, dtype=next(dtypes), device=device),
+        "mode": 2,
+        "hidden_size": hidden,
+        "proj_size": 0,
+        "num_layers": 1,
+        "batch_first": False,
+        "dropout": 0.0,
+        "train": False,
+        "bidirectional": False,
+        "batch_sizes": [],
+        "dropout_state": None,
+    }
+    return [values[a.name] for a in op._schema.arguments], {}  # KeyError on a changed schema: call_failed
+
+
+# op name → builds (args, kwargs) on fake `device` tensors; floating inputs take their dtypes from the iterator.
+EXAMPLE_CALLS: dict[str, Callable[[torch._ops.OpOverload, str, Iterator[torch.dtype]], tuple[list, dict]]] = {
+    "aten::_cudnn_rnn": _cudnn_rnn_example,
+}
+
+
+def op_name(op: torch._ops.OpOverload) -> str:
+    """ "aten::softmax.int" for torch.ops.aten.softmax.int ("aten::mm" for a default overload)."""
+    schema = op._schema
+    return schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+
+
+def _schema_example(op: torch._ops.OpOverload, device: str, dtypes: Iterator[torch.dtype]) -> tuple[list, dict]:
+    args, kwargs = [], {}
+    for a in op._schema.arguments:
+        if a.has_default_value():
+            continue
+        value = _example_value(a, device, dtypes)
+        if a.kwarg_only:
+            kwargs[a.name] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
 def _call(op, device: str, dtypes: Sequence[torch.dtype]) -> tuple[_Recorder, set[int], object, str | None]:
     """Call `op` on fake `device` tensors (floating tensor i gets dtypes[min(i, -1)]); record its ops."""
     it = iter([*dtypes, *[dtypes[-1]] * 64])
+    example = EXAMPLE_CALLS.get(op_name(op), _schema_example)
     rec, ids, out, error = _Recorder(), set(), None, None
     try:
         with FakeTensorMode():
-            args, kwargs = [], {}
-            for a in op._schema.arguments:
-                if a.has_default_value():
-                    continue
-                value = _example_value(a, device, it)
-                if a.kwarg_only:
-                    kwargs[a.name] = value
-                else:
-                    args.append(value)
+            args, kwargs = example(op, device, it)
             ids = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
             with rec:
                 out = op(*args, **kwargs)
@@ -239,6 +376,14 @@ def _casts(rec: _Recorder, ids: set[int]) -> set[tuple[torch.dtype, torch.dtype]
     return casts
 
 
+_LOW_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _cast_down(call: tuple[_Recorder, set[int], object, str | None]) -> torch.dtype | None:
+    """The low-precision dtype a float32 input of the call was cast to, None if none was."""
+    return next((to for frm, to in _casts(call[0], call[1]) if frm == torch.float32 and to in _LOW_DTYPES), None)
+
+
 def _float32_passed_on(rec: _Recorder) -> int:
     """How many times float32 appears as a non-tensor argument of the first compute op (an explicit dtype)."""
     first = next((c for c in rec.compute_calls() if c[0] is not _TO_COPY), None)
@@ -247,30 +392,52 @@ def _float32_passed_on(rec: _Recorder) -> int:
     return sum(1 for v in tree_flatten((first[1], first[2]))[0] if v is torch.float32)
 
 
-def classify(op: torch._ops.OpOverload, device: str, low: torch.dtype) -> tuple[str, str | None]:
-    """(category, banned message or None) of one op in `device`'s policy, from the rules in the module doc."""
+@dataclass(frozen=True)
+class Classified:
+    """One op's probe result. `notes` holds codes of UNCLASSIFIED_REASONS and PROBE_NOTES."""
+
+    category: str  # one of CATEGORIES or UNCLASSIFIED
+    banned_message: str | None = None
+    notes: tuple[str, ...] = ()
+    error: str | None = None  # first line of the float32 call's error, for an op whose calls all failed
+    fixed_cast_dtype: str | None = None  # with the note ignores_autocast_dtype: the dtype it always casts to
+
+
+def classify(op: torch._ops.OpOverload, device: str, low: torch.dtype) -> Classified:
+    """Category of one op in `device`'s policy, by the rules in the module doc."""
     f32 = torch.float32
+    how = ("example_call",) if op_name(op) in EXAMPLE_CALLS else ()
     with autocast_state(device, low):
         hi = _call(op, device, [f32])
         lo = _call(op, device, [low])
         mixed = _call(op, device, [low, f32])
     for _, _, _, error in (hi, lo):
         if error and _BANNED_MARK in error:
-            return "banned", error.removeprefix("RuntimeError: ")
-    if (f32, low) in _casts(hi[0], hi[1]):
-        return "lower_precision_fp", None
+            return Classified("banned", error.removeprefix("RuntimeError: "), how)
+    if (down := _cast_down(hi)) is not None:
+        other = torch.bfloat16 if low == torch.float16 else torch.float16
+        with autocast_state(device, other):  # does the cast follow autocast's dtype? (cuDNN RNNs: always fp16)
+            down_other = _cast_down(_call(op, device, [f32]))
+        fixed = down if down != low else (down_other if down_other not in (None, other) else None)
+        if fixed is None:
+            return Classified("lower_precision_fp", notes=how)
+        return Classified(
+            "lower_precision_fp", notes=(*how, "ignores_autocast_dtype"), fixed_cast_dtype=dtype_name(fixed)
+        )
     if (low, f32) in _casts(lo[0], lo[1]):
-        return "fp32", None
+        return Classified("fp32", notes=how)
     with autocast_state(device, None):
         plain = _call(op, device, [f32])
     first_out = next((c[3] for c in lo[0].compute_calls() if c[0] is not _TO_COPY), None)
     outs_f32 = any(t.dtype == f32 for t in tree_flatten(first_out)[0] if isinstance(t, torch.Tensor))
     if outs_f32 or _float32_passed_on(lo[0]) or _float32_passed_on(hi[0]) > _float32_passed_on(plain[0]):
         has_dtype = any(a.name == "dtype" for a in op._schema.arguments)
-        return ("fp32_set_opt_dtype" if has_dtype else "fp32_append_dtype"), None
+        return Classified("fp32_set_opt_dtype" if has_dtype else "fp32_append_dtype", notes=how)
     if (low, f32) in _casts(mixed[0], mixed[1]):
-        return "promote", None
-    return UNCLASSIFIED, None
+        return Classified("promote", notes=how)
+    if all(call[3] is not None for call in (hi, lo, mixed)):
+        return Classified(UNCLASSIFIED, notes=(*how, "call_failed"), error=hi[3].splitlines()[0][:300])
+    return Classified(UNCLASSIFIED, notes=(*how, "no_rule_fired"))
 
 
 def probe_policy(device: str) -> DevicePolicy:
@@ -286,6 +453,9 @@ def probe_policy(device: str) -> DevicePolicy:
     low = torch.get_autocast_dtype(device)
     found: dict[str, list[str]] = {c: [] for c in (*CATEGORIES, UNCLASSIFIED)}
     banned: dict[str, str] = {}
+    notes: dict[str, tuple[str, ...]] = {}
+    errors: dict[str, str] = {}
+    fixed: dict[str, str] = {}
     logger = logging.getLogger("torch._subclasses.fake_tensor")  # it logs every failed meta call at ERROR
     level = logger.level
     logger.setLevel(logging.CRITICAL)
@@ -294,14 +464,21 @@ def probe_policy(device: str) -> DevicePolicy:
             warnings.simplefilter("ignore")  # deprecation warnings of the probed ops themselves
             for name in policy_ops(backend.dispatch_key):
                 op = resolve_op(name)
-                category, message = classify(op, device, low) if op is not None else (UNCLASSIFIED, None)
-                found[category].append(name)
-                if message:
-                    banned[name] = message
+                c = (
+                    classify(op, device, low)
+                    if op is not None
+                    else Classified(UNCLASSIFIED, notes=("unknown_overload",))
+                )
+                found[c.category].append(name)
+                for value, into in ((c.banned_message, banned), (c.notes, notes), (c.error, errors)):
+                    if value:
+                        into[name] = value
+                if c.fixed_cast_dtype:
+                    fixed[name] = c.fixed_cast_dtype
     finally:
         logger.setLevel(level)
     cats = {c: tuple(ops) for c, ops in found.items() if ops or c in CATEGORIES}
-    return DevicePolicy(device, torch.__version__, dtype_name(low), cats, banned)
+    return DevicePolicy(device, torch.__version__, dtype_name(low), cats, banned, notes, errors, fixed)
 
 
 # ── cached access (in-process, on disk, probed in a child process) ──────────────────────────────────────────
@@ -361,13 +538,39 @@ def device_policy(device: str) -> DevicePolicy:
         return _device_policy(device, str(cache_dir()))
 
 
+_log = logging.getLogger(__name__)
+
+
+def read_cached_policy(path: Path, device: str) -> DevicePolicy | None:
+    """The policy stored at `path` if it passes the schema check and was probed from this torch for `device`.
+
+    A file that is missing says nothing; one that exists but fails (truncated JSON, `"categories": []` or `{}`,
+    an unknown category, another torch version or device) is logged as a warning and treated as missing, so the
+    caller probes again and overwrites it: a damaged cache must never stand in for a measurement.
+    """
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    try:
+        policy = DevicePolicy.from_dict(json.loads(text))
+        if policy.torch_version != torch.__version__:
+            raise PolicySchemaError("torch_version", f"{policy.torch_version}, running {torch.__version__}")
+        if policy.device != device:
+            raise PolicySchemaError("device", f"{policy.device}, expected {device}")
+    except ValueError as e:  # json.JSONDecodeError and PolicySchemaError are ValueErrors
+        reason = e.reason if isinstance(e, PolicySchemaError) else "not_json"
+        _log.warning("discarding autocast policy cache %s (%s: %s); probing again", path, reason, str(e)[:200])
+        return None
+    return policy
+
+
 @lru_cache(maxsize=16)
 def _device_policy(device: str, _cache_dir: str) -> DevicePolicy:  # the dir is in the key: tests switch it
     path = _cache_file(device)
-    try:
-        return DevicePolicy.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    cached = read_cached_policy(path, device)
+    if cached is not None:
+        return cached
     policy = _probe_in_child(device)
     try:  # write atomically; an unwritable cache only costs a re-probe in the next process
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -382,7 +585,7 @@ def _device_policy(device: str, _cache_dir: str) -> DevicePolicy:  # the dir is 
 def _probe_in_child(device: str) -> DevicePolicy:
     try:
         return DevicePolicy.from_dict(run_child("mpviz.policy", device))
-    except (KeyError, TypeError) as e:
+    except PolicySchemaError as e:
         raise ChildProbeError(f"the {device} autocast policy", 0, f"unexpected JSON: {e}") from e
 
 

@@ -50,7 +50,13 @@ class ScalerSettings:
 
     @classmethod
     def defaults(cls, device: str = "cpu") -> ScalerSettings:
-        """What a fresh `torch.amp.GradScaler` on `device`'s scaler device reports (read, never typed in)."""
+        """What a fresh `torch.amp.GradScaler` on `device`'s scaler device reports (read, never typed in).
+
+        ConfigError("device", …) for a device this process cannot use: a GradScaler made for "cuda" on a build
+        without a GPU disables itself and then has no settings to read.
+        """
+        if device not in available_devices():
+            raise ConfigError("device", device, available_devices(), "device not available here")
         s = torch.amp.GradScaler(compute_device(device))
         return cls(s.get_scale(), s.get_growth_factor(), s.get_backoff_factor(), s.get_growth_interval())
 

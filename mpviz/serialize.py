@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mpviz.stats import dtype_name
+
 
 def to_jsonable(obj: Any, arrays: bool = False) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -39,7 +41,7 @@ def to_jsonable(obj: Any, arrays: bool = False) -> Any:
     if isinstance(obj, np.bool_):
         return bool(obj)
     if isinstance(obj, torch.dtype):
-        return str(obj).removeprefix("torch.")
+        return dtype_name(obj)
     return obj
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from mpviz.formats import ALIASES, SHORT_NAMES, canonical_format_name
 from mpviz.model import ConfigError
 from mpviz.stats import dtype_name
 from mpviz.trace import Trace
@@ -24,18 +25,6 @@ from mpviz.trace import Trace
 METHODS = ("naive", "stable", "torch", "upcast")
 # dot: L = Σ vᵢ·pᵢ with a fixed value column v (what probs @ v feeds back); nll: L = −log p[float64's argmax]
 LOSSES = ("dot", "nll")
-FORMAT_ALIASES = {
-    "fp32": "float32",
-    "float32": "float32",
-    "fp16": "float16",
-    "half": "float16",
-    "float16": "float16",
-    "bf16": "bfloat16",
-    "bfloat16": "bfloat16",
-    "e4m3": "float8_e4m3fn",
-    "fp8": "float8_e4m3fn",
-    "float8_e4m3fn": "float8_e4m3fn",
-}
 _STORAGE = {
     "float32": torch.float32,
     "float16": torch.float16,
@@ -43,6 +32,8 @@ _STORAGE = {
     "float8_e4m3fn": torch.float8_e4m3fn,
 }
 FORMAT_NAMES = tuple(_STORAGE)  # "float32", "float16", "bfloat16", "float8_e4m3fn"
+# Every spelling of those formats, read from the one format registry (mpviz.formats): "fp16", "half", "e4m3" …
+FORMAT_ALIASES = {alias: name for alias, name in ALIASES.items() if name in _STORAGE}
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # bit patterns by itemsize
 _VALUE_SEED = 0  # seed of the fixed value column v of the "dot" loss
 
@@ -81,9 +72,12 @@ def _has_exp(dtype: torch.dtype) -> bool:
 
 def parse_format(name: str) -> Format:
     """'fp16' | 'float16' | 'bf16' | 'fp32' | 'e4m3' | … → Format. Raises ConfigError for anything else."""
-    key = FORMAT_ALIASES.get(str(name).strip().lower())
-    if key is None:
-        raise ConfigError("dtype", name, sorted(FORMAT_ALIASES), "unknown format")
+    try:
+        key = canonical_format_name(name)
+    except ValueError:
+        key = None
+    if key not in _STORAGE:
+        raise ConfigError("dtype", name, tuple(SHORT_NAMES[n] for n in FORMAT_NAMES), "unknown format")
     storage = _STORAGE[key]
     return Format(key, storage, storage if _has_exp(storage) else torch.float32)
 

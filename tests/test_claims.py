@@ -2,17 +2,18 @@
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mpviz import claims
+from mpviz.__main__ import main
 from mpviz.model import ConfigError
 from mpviz.serialize import dumps
+from mpviz.timing import Spread
 
 ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"  # CI runs on a clean clone with ../shared beside it
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,23 @@ def test_claims_are_data_with_unique_ids_keys_and_seed_file_names():
     for c in claims.CLAIMS:
         assert c.seeds and all(re.fullmatch(r"\d{3}_[0-9a-f]{16}\.txt", s) for s in c.seeds), c.key
     assert {c.id for c in claims.CLAIMS if c.on_demand} == {8, 9}
+
+
+def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_source():
+    assert SEEDS.is_dir(), f"the seed tutorials must lie beside the checkout: {SEEDS}"
+    cited = {s for c in claims.CLAIMS for s in c.seeds}
+    assert cited == set(claims.SOURCES)
+    for name, (title_zh, title_en) in claims.SOURCES.items():
+        text = (SEEDS / name).read_text(encoding="utf-8")
+        first_heading = text.splitlines()[0].lstrip("# ").strip()
+        assert first_heading in title_zh or first_heading in title_en, name
+        assert re.search(r"[\u4e00-\u9fff]", title_zh) and title_en.isascii(), name
+    for c in claims.CLAIMS:
+        heading_zh, heading_en = c.section
+        assert heading_en and heading_en.replace(" › ", "").isascii(), c.key
+        text = (SEEDS / c.seeds[0]).read_text(encoding="utf-8")
+        for part in re.split(r" › |：", heading_zh):  # each level of the heading (and a question's words) is there
+            assert part in text, (c.key, part)
 
 
 def test_every_verdict_is_a_known_code_and_device_verdicts_combine(measured):
@@ -123,6 +141,11 @@ def test_the_loss_is_float32_but_cudas_log_softmax_runs_in_bf16(measured):
     assert cuda.categories["aten::cross_entropy_loss"] is None and cuda.categories["aten::nll_loss"] == "fp32"
     assert cpu.low_precision_ops == () and cuda.low_precision_ops == ("aten._log_softmax.default",)
     assert cpu.landmarks["loss"] == cuda.landmarks["loss"] == "float32"
+    # Exactly what differs: the returned dtype is float32 on both, only the internal _log_softmax is not.
+    h = r.headline
+    assert h["cpu_cross_entropy_out"] == h["cuda_cross_entropy_out"] == "float32"
+    assert (h["cpu_log_softmax_dtype"], h["cuda_log_softmax_dtype"]) == ("float32", "bfloat16")
+    assert cuda.op_dtypes["aten._log_softmax.default"] == ("bfloat16",)
 
 
 def test_bf16_trains_without_a_scaler_and_fp16_without_one_loses_gradients(measured):
@@ -136,13 +159,51 @@ def test_bf16_trains_without_a_scaler_and_fp16_without_one_loses_gradients(measu
     assert plain.mean_zero_grad_fraction > 0.1  # loss × 2^-16: fp16 without a scaler flushes many gradients
 
 
-def test_speed_is_measured_for_every_dtype_relative_to_float32(measured):
+def test_speed_is_measured_for_every_dtype_relative_to_float32_with_a_spread(measured):
     r = measured[9]  # a timing: its verdict is shown, not asserted
     ev = r.evidence
-    assert r.verdict in claims.VERDICTS and ev.device == "cpu"
+    assert r.verdict in claims.VERDICTS and ev.device == "cpu" and ev.claim_device == "cuda"
     assert [x.dtype for x in ev.rows] == ["float32", "bfloat16", "float16"]
     assert ev.rows[0].step_speedup == ev.rows[0].matmul_speedup == 1.0
     assert all(x.matmul_ms > 0 and x.step_ms > 0 for x in ev.rows)
+    for row in ev.rows:
+        assert len(row.step.samples) == len(row.step_speedup_spread.samples) == ev.repeat == claims.SPEED_REPEAT
+        assert row.step_speedup_spread.q1 <= row.step_speedup <= row.step_speedup_spread.q3
+    assert "gpu_tensor_core_speedup" in ev.cannot_tell and "speed_on_this_cpu" in ev.tells
+    assert ev.cpu_capability and r.verdict == claims.speed_verdict(ev)
+    assert r.headline["bfloat16_step_speedup_iqr"] == (
+        ev.rows[1].step_speedup_spread.q1,
+        ev.rows[1].step_speedup_spread.q3,
+    )
+
+
+def _speed(bf16: tuple[float, ...], fp16: tuple[float, ...]) -> claims.SpeedEvidence:
+    """Evidence whose low dtypes had these per-round step speedups (float32 always 1)."""
+
+    def row(dtype: str, ups: tuple[float, ...]) -> claims.SpeedRow:
+        spread = Spread.of(ups)
+        times = Spread.of([10 / u for u in ups])
+        return claims.SpeedRow(dtype, 1.0, times.median, 1.0, spread.median, times, times, spread, spread)
+
+    rows = (row("float32", (1.0,) * len(bf16)), row("bfloat16", bf16), row("float16", fp16))
+    return claims.SpeedEvidence(
+        "cpu", 2, 256, claims.SPEED_BLOCK, len(bf16), rows, "AVX512", "cuda", (), (), claims.MAX_RELATIVE_SPREAD,
+        *claims.quartile_verdicts(rows),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bf16", "fp16", "verdict"),
+    [
+        ((2.5, 2.6, 2.7, 2.6, 2.5), (2.2, 2.3, 2.2, 2.4, 2.3), "holds"),
+        ((1.5, 1.6, 1.5, 1.4, 1.5), (0.1, 0.1, 0.1, 0.1, 0.1), "partly_holds"),
+        ((0.5, 0.6, 0.5, 0.6, 0.5), (0.1, 0.1, 0.1, 0.1, 0.1), "does_not_hold"),
+        ((5.06, 1.79, 1.17, 155.0, 2.0), (2.5, 2.5, 2.5, 2.5, 2.5), "inconclusive"),  # the page's old 155×
+        ((1.9, 2.1, 1.9, 2.1, 2.0), (2.5, 2.5, 2.5, 2.5, 2.5), "inconclusive"),  # the quartiles straddle 2×
+    ],
+)
+def test_a_speed_verdict_needs_a_spread_narrow_enough_to_decide(bf16, fp16, verdict):
+    assert claims.speed_verdict(_speed(bf16, fp16)) == verdict
 
 
 def test_bf16_matmul_accumulates_like_float32_but_returns_bf16(measured):
@@ -168,24 +229,21 @@ def test_results_serialise_to_strict_json(measured):
         json.loads(dumps(r))
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mpviz", *args], cwd=ROOT, capture_output=True, text=True)
-
-
-def test_cli_json_for_one_claim():
-    r = _cli("claims", "--id", "6", "--json")
-    assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
+def test_cli_json_for_one_claim(capsys):
+    assert main(["claims", "--id", "6", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
     assert d["autocast_dtype"] == "bfloat16" and len(d["claims"]) == 1
     c = d["claims"][0]
     assert c["id"] == 6 and c["verdict"] == "does_not_hold" and c["seeds"] == ["002_8b429bfe48cefe11.txt"]
     assert c["headline"]["fp16_stored"] == [10.1015625, 10.203125]
+    assert c["source_titles"] == [list(claims.SOURCES["002_8b429bfe48cefe11.txt"])]
 
 
-def test_cli_table_and_bad_input():
-    r = _cli("claims", "--id", "1")
-    assert r.returncode == 0, r.stderr
-    assert "depends_on_device" in r.stdout and "cpu: does_not_hold, cuda: holds" in r.stdout
+def test_cli_table_and_bad_input(capsys):
+    assert main(["claims", "--id", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "depends_on_device" in out and "cpu: does_not_hold, cuda: holds" in out
     for args in (["claims", "--id", "99"], ["claims", "--id", "x"]):
-        bad = _cli(*args)
-        assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+        assert main(args) == 2
+        bad = capsys.readouterr()
+        assert bad.out == "" and len(bad.err.strip().splitlines()) == 1

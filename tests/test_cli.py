@@ -1,26 +1,48 @@
-"""`python -m mpviz trace|bench`: JSON shape, readable table, and exit status 2 with one line on bad input."""
+"""`python -m mpviz`: JSON shape, readable tables, and the contract on hostile input.
 
+Every test but one calls `main(argv)` in-process. The contract (module doc of mpviz.__main__): bad input exits 2
+with exactly one line on stderr and nothing on stdout; success with --json prints one strict JSON document;
+output is ASCII whatever the terminal's encoding; a reader that goes away ends the run quietly with 141.
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from mpviz import __main__ as cli
+from mpviz import softmax as sm
+from mpviz.attention import trace_attention
 from mpviz.bench import run_bench
-from mpviz.model import AttentionConfig
+from mpviz.formats import ROUNDINGS
+from mpviz.model import ATTENTION_KINDS, SOFTMAX_KINDS, AttentionConfig, ConfigError
+from mpviz.scaler import TrainConfig
+from mpviz.timing import REPEAT_LIMITS
+from tests.cli import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mpviz", *args], cwd=ROOT, capture_output=True, text=True)
+def _strict_json(text: str) -> object:
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
 
 
-def test_trace_json_has_the_documented_shape():
-    r = _cli("trace", "--device", "cpu", "--dtype", "bf16", "--seq", "8", "--dim", "32", "--heads", "2", "--json")
+def test_trace_json_has_the_documented_shape(capsys):
+    args = ("trace", "--device", "cpu", "--dtype", "bf16", "--seq", "8", "--dim", "32", "--heads", "2", "--json")
+    r = run_cli(capsys, *args)
     assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
+    d = _strict_json(r.stdout)
     assert d["device"] == "cpu" and d["autocast_dtype"] == "bfloat16"
     assert d["config"]["seq_len"] == 8 and d["config"]["n_heads"] == 2
     ev = d["events"][0]
@@ -33,15 +55,15 @@ def test_trace_json_has_the_documented_shape():
     assert set(d["reference_error"]["probs"]) == {"rel", "abs_rms", "ref_rms", "max_abs", "nonfinite"}
 
 
-def test_trace_json_writes_inf_and_nan_as_strings():
-    r = _cli("trace", "--dtype", "fp16", "--softmax", "naive", "--input-scale", "10", "--seq", "8", "--json")
+def test_trace_json_writes_inf_and_nan_as_strings(capsys):
+    r = run_cli(capsys, "trace", "--dtype", "fp16", "--softmax", "naive", "--input-scale", "10", "--seq", "8", "--json")
     assert r.returncode == 0, r.stderr
     assert '"nan"' in r.stdout or '"inf"' in r.stdout
-    json.loads(r.stdout)  # strict JSON: no bare NaN/Infinity
+    _strict_json(r.stdout)
 
 
-def test_trace_table_is_readable():
-    r = _cli("trace", "--dtype", "off", "--seq", "4", "--dim", "16", "--heads", "2")
+def test_trace_table_is_readable(capsys):
+    r = run_cli(capsys, "trace", "--dtype", "off", "--seq", "4", "--dim", "16", "--heads", "2")
     assert r.returncode == 0
     assert "aten.addmm.default" in r.stdout and "no inf/nan created" in r.stdout
 
@@ -55,14 +77,263 @@ def test_trace_table_is_readable():
         ["trace", "--heads", "5"],
         ["trace", "--device", "tpu"],
         ["nosuchcommand"],
+        [],
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(args):
-    r = _cli(*args)
-    assert r.returncode == 2
-    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+def test_bad_arguments_exit_2_with_one_line(args, capsys):
+    _assert_usage_error(run_cli(capsys, *args))
+
+
+def _assert_usage_error(r: CliResult) -> None:
+    assert r.returncode == 2, r
+    assert r.stdout == "" and len(r.stderr.splitlines()) == 1 and r.stderr.endswith("\n"), r
+    assert "error" in r.stderr and "Traceback" not in r.stderr and r.stderr.isascii()
 
 
 def test_bench_reports_a_row_per_config():
     rows = run_bench(repeat=1, configs={"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")})
     assert len(rows) == 1 and rows[0].events > 0 and rows[0].traced_ms > 0 and rows[0].ratio > 0
+    assert rows[0].relative_spread == 0  # one round: no spread to speak of
+
+
+@pytest.mark.parametrize("repeat", [0, -1, REPEAT_LIMITS.max_repeat + 1, 10**20, 1.5, True, "5"])
+def test_bench_repeat_limits_are_enforced_in_the_engine_before_any_work(repeat):
+    with pytest.raises(ConfigError) as e:
+        run_bench(repeat=repeat, configs={"never run": (AttentionConfig(seq_len=10**6), "bf16")})
+    assert e.value.field == "repeat"
+
+
+# ── one name per knob, choices read from the engine ────────────────────────────────────────────────────────
+def test_the_loss_multiplier_has_one_name_and_the_old_flag_still_works():
+    parser = cli.build_parser()
+    args = parser.parse_args(["scaler", "--loss-multiplier", "0.5"])
+    old = parser.parse_args(["scaler", "--loss-scale-multiplier", "0.5"])
+    assert args.loss_multiplier == old.loss_multiplier == 0.5
+    assert cli._train_config(args).loss_multiplier == 0.5  # the engine's TrainConfig field of the same name
+    assert "--loss-scale-multiplier" not in _help(parser, "scaler")  # hidden alias
+
+
+def _help(parser, command: str) -> str:
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return sub.format_help()
+
+
+def _option(parser, command: str, flag: str):
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return next(a for a in sub._actions if flag in a.option_strings)
+
+
+def test_choices_and_defaults_come_from_the_engine():
+    p = cli.build_parser()
+    base, train = AttentionConfig(), TrainConfig()
+    trace_defaults = inspect.signature(trace_attention).parameters
+    assert _option(p, "trace", "--attention").choices == ATTENTION_KINDS
+    assert _option(p, "trace", "--softmax").choices == SOFTMAX_KINDS
+    assert _option(p, "trace", "--dtype").default == trace_defaults["dtype"].default
+    assert _option(p, "trace", "--device").default == trace_defaults["device"].default
+    for flag, field in (("--seq", "seq_len"), ("--dim", "d_model"), ("--heads", "n_heads"), ("--seed", "seed")):
+        assert _option(p, "trace", flag).default == getattr(base, field)
+        assert _option(p, "scaler", flag).default == getattr(train.model, field)
+    for flag, field in (("--steps", "steps"), ("--lr", "lr"), ("--accum", "accum"), ("--clip", "clip")):
+        assert _option(p, "recipes", flag).default == getattr(train, field)
+    assert _option(p, "scaler", "--dtype").default == train.dtype
+    assert _option(p, "scaler", "--loss-multiplier").default == train.loss_multiplier
+    assert _option(p, "bits", "--rounding").choices == ROUNDINGS
+    assert _option(p, "softmax", "--scenario").choices == sm.SCENARIO_NAMES
+    assert _option(p, "softmax", "--loss").choices == sm.LOSSES
+    assert _option(p, "softmax", "--method").choices == ("all", *sm.METHODS)
+
+
+# ── hostile input: every subcommand, every flag ─────────────────────────────────────────────────────────────
+HOSTILE = {
+    "nan": "nan",
+    "inf": "inf",
+    "-inf": "-inf",
+    "negative": "-3",
+    "huge": "9" * 40,
+    "empty": "",
+    "unicode": "\uff58\u03c0\u2713\u202e",  # fullwidth x, pi, a check mark, a right-to-left override
+    "wrong_type": "[1, 2]",
+    "fraction": "2.5",
+    "long": "x" * 100_000,
+}
+# subcommand → (arguments that make a cheap valid run, its flags that take a value)
+COMMANDS = {
+    "trace": (
+        ["--seq", "4", "--dim", "8", "--heads", "2"],
+        [
+            "--device",
+            "--dtype",
+            "--seq",
+            "--dim",
+            "--heads",
+            "--vocab",
+            "--attention",
+            "--softmax",
+            "--input-scale",
+            "--seed",
+        ],
+    ),
+    "bench": ([], ["--repeat"]),
+    "bits": (["1", "--format", "fp16"], ["--format", "--rounding"]),
+    "softmax": (["--logits", "1,2"], ["--logits", "--scenario", "--dtype", "--method", "--loss", "--head", "--row"]),
+    "scaler": (
+        ["--steps", "2", "--seq", "4", "--dim", "8", "--heads", "2"],
+        [
+            "--device",
+            "--steps",
+            "--loss-multiplier",
+            "--loss-scale-multiplier",
+            "--clip",
+            "--accum",
+            "--lr",
+            "--seq",
+            "--dim",
+            "--heads",
+            "--seed",
+            "--dtype",
+            "--init-scale",
+            "--growth-factor",
+            "--backoff-factor",
+            "--growth-interval",
+            "--inject-inf",
+        ],
+    ),
+    "recipes": (
+        ["--steps", "1", "--seq", "4", "--dim", "8", "--heads", "2"],
+        [
+            "--device",
+            "--steps",
+            "--loss-multiplier",
+            "--loss-scale-multiplier",
+            "--clip",
+            "--accum",
+            "--lr",
+            "--seq",
+            "--dim",
+            "--heads",
+            "--seed",
+        ],
+    ),
+    "policy": ([], ["--device"]),
+    "claims": ([], ["--id"]),
+}
+# flags that need another base to reach the engine: a row of a traced run, a scenario instead of logits
+BASE_FOR = {
+    ("softmax", "--scenario"): [],
+    ("softmax", "--head"): ["--scenario", "trace"],
+    ("softmax", "--row"): ["--scenario", "trace"],
+}
+CASES = [
+    pytest.param(command, [*BASE_FOR.get((command, flag), base), flag, value], id=f"{command} {flag} {kind}")
+    for command, (base, flags) in COMMANDS.items()
+    for flag in flags
+    for kind, value in HOSTILE.items()
+]
+CASES += [pytest.param("bits", [value, "--format", "e4m3"], id=f"bits VALUE {kind}") for kind, value in HOSTILE.items()]
+CONFLICTS = [
+    pytest.param("softmax", ["--logits", "1,2", "--scenario", "close"], id="softmax logits and scenario"),
+    pytest.param("softmax", ["--logits", "1,2", "--row", "0"], id="softmax row without a trace"),
+    pytest.param("softmax", ["--scenario", "peak", "--head", "1"], id="softmax head without a trace"),
+    pytest.param("scaler", ["--no-scaler", "--growth-factor", "3"], id="scaler no-scaler with scaler settings"),
+    pytest.param("bits", ["1", "2", "--format", "fp16"], id="bits two values"),
+    pytest.param("trace", ["--attention", "sdpa", "--attention"], id="trace flag without its value"),
+]
+
+
+def test_the_corpus_covers_every_flag_of_every_subcommand():
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(commands) == set(COMMANDS)
+    for name, sub in commands.items():
+        valued = {s for a in sub._actions if a.nargs != 0 and a.option_strings for s in a.option_strings}
+        assert valued == set(COMMANDS[name][1]), name
+
+
+@pytest.mark.parametrize(("command", "args"), CASES + CONFLICTS)
+def test_hostile_input_is_refused_in_one_line_or_answered_in_strict_json(command, args, capsys):
+    r = run_cli(capsys, command, *args, "--json")
+    assert r.returncode in (0, 2), r
+    assert r.stdout.isascii() and r.stderr.isascii()
+    if r.returncode == 2:
+        _assert_usage_error(r)
+        assert len(r.stderr) < 400  # the 100 000-character value is not echoed back whole
+    else:
+        assert r.stderr == ""
+        _strict_json(r.stdout)
+
+
+def test_conflicting_flags_are_refused(capsys):
+    for p in CONFLICTS:
+        command, args = p.values
+        _assert_usage_error(run_cli(capsys, command, *args))
+
+
+# ── streams ─────────────────────────────────────────────────────────────────────────────────────────────────
+class _Stdout(io.StringIO):
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+    def write(self, text: str) -> int:
+        if text:
+            raise self.error
+        return 0
+
+
+def test_closed_or_full_stdout_is_one_line_and_exit_2(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", None)
+    assert cli.main(["bits", "1", "--format", "fp16"]) == 2
+    monkeypatch.setattr(sys, "stdout", _Stdout(OSError(errno.ENOSPC, "No space left on device")))
+    assert cli.main(["bits", "1", "--format", "fp16"]) == 2
+    monkeypatch.undo()
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m mpviz bits: error: stdout is closed",
+        "python -m mpviz bits: error: cannot write output: No space left on device",
+    ]
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", _Stdout(BrokenPipeError(errno.EPIPE, "Broken pipe")))
+    assert cli.main(["bits", "1", "--format", "fp16"]) == cli.EXIT_PIPE == 141
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
+
+
+def test_an_internal_failure_is_one_line_with_exit_1(monkeypatch, capsys):
+    def boom(args) -> None:
+        raise RuntimeError("the probe's child died\nwith two lines")
+
+    monkeypatch.setitem(cli.COMMANDS, "bits", (cli.COMMANDS["bits"][0], boom))
+    monkeypatch.delenv("MPVIZ_DEBUG", raising=False)
+    r = run_cli(capsys, "bits", "1", "--format", "fp16")
+    assert r.returncode == 1 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+    assert "internal error: RuntimeError: the probe's child died with two lines" in r.stderr
+    monkeypatch.setenv("MPVIZ_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["bits", "1", "--format", "fp16"])
+
+
+def test_output_is_the_same_ascii_whatever_the_terminal(capsys):
+    r = run_cli(capsys, "softmax", "--scenario", "long", "--dtype", "bf16", "--method", "torch")
+    assert r.returncode == 0 and r.stdout.isascii() and "... (4096 values)" in r.stdout
+    r = run_cli(capsys, "bits", "\uff15", "--format", "fp16")  # fullwidth 5: a valid decimal digit to Python
+    assert r.returncode == 0 and "input         \\uff15" in r.stdout
+
+
+def test_real_exit_codes_and_streams_in_a_child_process():
+    """The one subprocess test: what a shell sees (exit status, bytes on each stream, a closed pipe)."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    cmd = [sys.executable, "-m", "mpviz"]
+    ok = subprocess.run([*cmd, "softmax", "--scenario", "long"], cwd=ROOT, env=env, capture_output=True)
+    assert ok.returncode == 0 and ok.stderr == b"" and ok.stdout.isascii() and b"float8_e4m3fn" in ok.stdout
+
+    bad = subprocess.run([*cmd, "scaler", "--device", "cuda-nope"], cwd=ROOT, env=env, capture_output=True)
+    assert bad.returncode == 2 and bad.stdout == b"" and bad.stderr.count(b"\n") == 1
+
+    gone = subprocess.Popen(
+        [*cmd, "softmax", "--scenario", "long"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    gone.stdout.close()  # the reader leaves before the first byte (like `| head -0`)
+    err = gone.stderr.read()
+    assert gone.wait(timeout=120) == 141 and err == b""

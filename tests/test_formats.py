@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
 
 import ml_dtypes
@@ -32,6 +30,7 @@ from mpviz.formats import (
     torch_dtype,
     zoom_window,
 )
+from tests.cli import CliResult, run_cli
 
 SMALL = [s.name for s in all_formats() if s.bits <= 16]  # every pattern of these is checked
 WITH_DTYPE = [s.name for s in all_formats() if s.numpy_dtype]
@@ -398,12 +397,12 @@ def test_torch_dtypes_exist_where_the_spec_says():
 
 
 # ── CLI ─────────────────────────────────────────────────────────────────────────────────────────────────────
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mpviz", "bits", *args], capture_output=True, text=True)
+def _cli(capsys, *args: str) -> CliResult:
+    return run_cli(capsys, "bits", *args)
 
 
-def test_cli_json_shape_from_the_issue():
-    r = _cli("1e-7", "--format", "fp16", "--json")
+def test_cli_json_shape_from_the_issue(capsys):
+    r = _cli(capsys, "1e-7", "--format", "fp16", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert {
@@ -432,12 +431,12 @@ def test_cli_json_shape_from_the_issue():
     assert set(d["exponent"]) >= {"raw", "unbiased"}
 
 
-def test_cli_values_starting_with_minus_and_strict_json():
-    r = _cli("-inf", "--format", "e4m3", "--json", "--rounding", "zero")
+def test_cli_values_starting_with_minus_and_strict_json(capsys):
+    r = _cli(capsys, "-inf", "--format", "e4m3", "--json", "--rounding", "zero")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["class"] == "nan" and d["value"] == "nan" and d["overflow"] is True
-    r = _cli("-0", "--format", "fp16")
+    r = _cli(capsys, "-0", "--format", "fp16")
     assert r.returncode == 0 and "1 00000 0000000000" in r.stdout
 
 
@@ -451,7 +450,7 @@ def test_cli_values_starting_with_minus_and_strict_json():
         ("--format", "fp16"),
     ],
 )
-def test_cli_bad_input_exits_2_with_one_line(args):
-    r = _cli(*args)
+def test_cli_bad_input_exits_2_with_one_line(args, capsys):
+    r = _cli(capsys, *args)
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,6 @@ from hypothesis import strategies as st
 from mpviz import policy as pol
 from mpviz.__main__ import main
 
-ROOT = Path(__file__).resolve().parents[1]
 HEADER = Path(os.path.dirname(torch.__file__)) / "include" / "ATen" / "autocast_mode.h"
 HEADER_LISTS = {
     "LOWER_PRECISION_FP": "lower_precision_fp",
@@ -88,6 +85,47 @@ def test_every_op_at_the_autocast_key_gets_exactly_one_category(device, cpu, cud
     assert len(p.ops()) == len(set(p.ops())) == sum(p.counts().values())
     assert pol.UNCLASSIFIED not in p.categories
     assert p.torch_version == torch.__version__
+    assert {code for codes in p.notes.values() for code in codes} <= set(pol.PROBE_NOTES)
+    assert set(p.fixed_cast_dtype) == {op for op, codes in p.notes.items() if "ignores_autocast_dtype" in codes}
+
+
+def test_cudnn_rnn_is_probed_with_arguments_that_fit_together():
+    """CUDA builds register aten::_cudnn_rnn at AutocastCUDA; its kernel asserts on a weight count that schema
+    defaults cannot give. The hand-built LSTM call reaches its casts; on a CPU build (no such kernel) the same
+    call runs through the meta kernel and nothing is cast."""
+    op = torch.ops.aten._cudnn_rnn.default
+    probed = pol.classify(op, "cuda", torch.float16)
+    assert "example_call" in probed.notes and probed.error is None
+    if torch._C._dispatch_has_kernel_for_dispatch_key("aten::_cudnn_rnn", "AutocastCUDA"):  # a CUDA build
+        assert probed.category == "lower_precision_fp"
+        assert "ignores_autocast_dtype" in probed.notes and probed.fixed_cast_dtype == "float16"  # even under bf16
+    else:
+        assert (probed.category, probed.notes) == (pol.UNCLASSIFIED, ("example_call", "no_rule_fired"))
+
+
+def test_an_op_no_rule_fits_stays_unclassified_with_a_reason(monkeypatch):
+    add = pol.classify(torch.ops.aten.add.Tensor, "cuda", torch.float16)  # not in any policy: type promotion only
+    assert (add.category, add.notes) == (pol.UNCLASSIFIED, ("no_rule_fired",))
+
+    def refuse(op, device, dtypes):
+        raise RuntimeError("no example fits\nsecond line")
+
+    monkeypatch.setitem(pol.EXAMPLE_CALLS, "aten::mm", refuse)
+    mm = pol.classify(torch.ops.aten.mm.default, "cpu", torch.bfloat16)
+    assert (mm.category, mm.notes, mm.error) == (
+        pol.UNCLASSIFIED,
+        ("example_call", "call_failed"),
+        "RuntimeError: no example fits",
+    )
+
+
+def test_an_op_name_python_cannot_resolve_is_reported_not_dropped(monkeypatch):
+    monkeypatch.setattr(pol, "policy_ops", lambda key: ["aten::mm", "aten::no_such_op_here"])
+    p = pol.probe_policy("cpu")
+    assert p.categories["lower_precision_fp"] == ("aten::mm",)
+    assert p.categories[pol.UNCLASSIFIED] == ("aten::no_such_op_here",)
+    assert p.notes == {"aten::no_such_op_here": ("unknown_overload",)}
+    assert pol.DevicePolicy.from_dict(json.loads(json.dumps(p.to_dict()))) == p
 
 
 def test_cpu_and_cuda_differ_where_the_lesson_says(cpu, cuda):
@@ -125,6 +163,52 @@ def test_device_policy_probes_in_a_child_then_reads_the_disk_cache(cache, cpu, m
     assert pol.device_policy("cpu") is pol.device_policy("cpu")  # then from memory
 
 
+BROKEN_CACHES = {
+    "categories_list": lambda d: {**d, "categories": []},
+    "categories_empty": lambda d: {**d, "categories": {}},
+    "categories_all_empty": lambda d: {**d, "categories": {c: [] for c in d["categories"]}},
+    "unknown_category": lambda d: {**d, "categories": {**d["categories"], "fp8_always": ["aten::mm"]}},
+    "ops_not_a_list": lambda d: {**d, "categories": {"fp32": "aten::exp"}},
+    "wrong_torch_version": lambda d: {**d, "torch_version": "1.0.0"},
+    "wrong_device": lambda d: {**d, "device": "cuda"},
+    "old_probe_version": lambda d: {**d, "probe_version": 1},
+    "not_a_mapping": lambda d: [d],
+    "missing_field": lambda d: {k: v for k, v in d.items() if k != "autocast_dtype"},
+}
+
+
+@pytest.mark.parametrize("damage", [*BROKEN_CACHES, "truncated_json"])
+def test_a_cache_file_that_fails_the_schema_is_discarded_logged_and_reprobed(damage, cache, cpu, monkeypatch, caplog):
+    path = pol._cache_file("cpu")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(cpu.to_dict())
+    path.write_text(
+        text[: len(text) // 2] if damage == "truncated_json" else json.dumps(BROKEN_CACHES[damage](cpu.to_dict()))
+    )
+    probes = []
+    monkeypatch.setattr(pol, "_probe_in_child", lambda device: probes.append(device) or cpu)
+    pol._device_policy.cache_clear()
+    with caplog.at_level("WARNING", logger="mpviz.policy"):
+        assert pol.device_policy("cpu") == cpu
+    assert probes == ["cpu"]
+    warning = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warning) == 1 and "discarding autocast policy cache" in warning[0].getMessage()
+    assert pol.read_cached_policy(path, "cpu") == cpu  # rewritten with the fresh probe
+    pol._device_policy.cache_clear()
+
+
+def test_a_good_cache_file_is_read_without_a_warning(cache, cpu, monkeypatch, caplog):
+    path = pol._cache_file("cpu")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cpu.to_dict()))
+    monkeypatch.setattr(pol, "_probe_in_child", lambda device: pytest.fail("must not probe"))
+    pol._device_policy.cache_clear()
+    with caplog.at_level("WARNING", logger="mpviz.policy"):
+        assert pol.device_policy("cpu") == cpu
+    assert not caplog.records
+    pol._device_policy.cache_clear()
+
+
 def test_a_child_that_aborts_raises_instead_of_killing_us(tmp_path, monkeypatch):
     (tmp_path / "mpviz_abort_probe.py").write_text("import os\nos.abort()\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -140,18 +224,13 @@ def test_unknown_devices_are_refused():
         pol.probe_policy("maia")  # has an autocast key, but fake tensors never reach it
 
 
-def test_cli_policy_json_on_a_cpu_only_machine(cache):
-    out = subprocess.run(
-        [sys.executable, "-m", "mpviz", "policy", "--device", "cuda", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    data = json.loads(out)
+def test_cli_policy_json_on_a_cpu_only_machine(cache, capsys):
+    assert main(["policy", "--device", "cuda", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
     assert data["device"] == "cuda" and data["torch"] == torch.__version__
     assert "aten::mm" in data["categories"]["lower_precision_fp"]
     assert "aten::softmax.int" in data["categories"]["fp32_set_opt_dtype"]
+    assert {"notes", "probe_errors", "fixed_cast_dtype"} <= set(data)
 
 
 def test_cli_policy_table_and_bad_device(cache, capsys):

@@ -2,20 +2,18 @@
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpviz import formats
 from mpviz import softmax as sm
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig, ConfigError
+from tests.cli import CliResult, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
 FP16_EPS = torch.finfo(torch.float16).eps
 
 
@@ -225,12 +223,12 @@ def test_score_row_is_a_masked_row_of_the_traced_scores():
 
 
 # ── CLI ─────────────────────────────────────────────────────────────────────────────────────────────────────
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mpviz", "softmax", *args], cwd=ROOT, capture_output=True, text=True)
+def _cli(capsys, *args: str) -> CliResult:
+    return run_cli(capsys, "softmax", *args)
 
 
-def test_cli_json_reports_nan_for_naive_fp16():
-    r = _cli("--logits", "12,1,-3", "--dtype", "fp16", "--method", "naive", "--json")
+def test_cli_json_reports_nan_for_naive_fp16(capsys):
+    r = _cli(capsys, "--logits", "12,1,-3", "--dtype", "fp16", "--method", "naive", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     (v,) = d["variants"]
@@ -239,8 +237,8 @@ def test_cli_json_reports_nan_for_naive_fp16():
 
 
 @pytest.mark.parametrize("args", [["--logits", "-5,3"], ["--logits=-5,3"], ["--scenario", "close"]])
-def test_cli_accepts_negative_lists_and_scenarios(args):
-    r = _cli(*args)
+def test_cli_accepts_negative_lists_and_scenarios(args, capsys):
+    r = _cli(capsys, *args)
     assert r.returncode == 0, r.stderr
     assert "float16" in r.stdout and "naive" in r.stdout
 
@@ -255,7 +253,16 @@ def test_cli_accepts_negative_lists_and_scenarios(args):
         [],
     ],
 )
-def test_cli_bad_input_exits_2_with_one_line(args):
-    r = _cli(*args)
+def test_cli_bad_input_exits_2_with_one_line(args, capsys):
+    r = _cli(capsys, *args)
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr
+
+
+def test_format_spellings_come_from_the_one_format_registry():
+    assert {a: n for a, n in formats.ALIASES.items() if n in sm.FORMAT_NAMES} == sm.FORMAT_ALIASES
+    assert {sm.parse_format(a).name for a in ("half", "fp16", "torch.float16", "F16")} == {"float16"}
+    assert sm.parse_format("e4m3").name == "float8_e4m3fn"
+    for name in ("e5m2", "fp64", "fp8", "", "１６"):  # real formats this lab does not run, and nonsense
+        with pytest.raises(ConfigError):
+            sm.parse_format(name)
