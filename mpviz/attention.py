@@ -117,7 +117,7 @@ def trace_attention(
 
     Raises ConfigError for configs outside `mpviz.model.LIMITS` or devices this process cannot use.
     """
-    ac = dtype if isinstance(dtype, torch.dtype) or dtype is None else parse_autocast_dtype(dtype)
+    ac = parse_autocast_dtype(dtype)
     if device not in available_devices():
         raise ConfigError("device", device, available_devices(), "device not available here")
     run_on = compute_device(device)

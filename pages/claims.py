@@ -17,7 +17,13 @@ from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_ur
 TEXT = text.section("claims")
 RANGE_LABELS = {**text.section("formats")["figure"], **TEXT["labels"]}  # the formats lesson's range chart
 
-BADGE_COLORS = {"holds": "green", "partly_holds": "orange", "depends_on_device": "blue", "does_not_hold": "red"}
+BADGE_COLORS = {
+    "holds": "green",
+    "partly_holds": "orange",
+    "depends_on_device": "blue",
+    "does_not_hold": "red",
+    "inconclusive": "gray",
+}
 FILTERS = ("all", *claims.VERDICTS)
 PARAMS = [
     UrlParam("verdict", "all", parse_choice(FILTERS)),
