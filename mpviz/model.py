@@ -174,6 +174,24 @@ def validate(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | Non
     return cfg
 
 
+# Multiply-adds of one forward pass above which a run takes a noticeable share of a second on one core: such runs
+# go through the process-wide admission gate (mpviz.admission) instead of starting at once.
+HEAVY_WORK = 2**23
+FP16_CPU_SLOWDOWN = 16  # fp16 on a CPU without fp16 units runs roughly this much slower than fp32 (measured: 11–50×)
+
+
+def work(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | None = None) -> int:
+    """Rough multiply-adds of one forward pass of `cfg` (projections, scores, probs·v, head), fp16-on-CPU weighted."""
+    T, d = cfg.seq_len, cfg.d_model
+    madds = 4 * T * d * d + 2 * T * T * d + T * d * cfg.vocab
+    return madds * (FP16_CPU_SLOWDOWN if dtype == torch.float16 and device in CPU_COMPUTED else 1)
+
+
+def is_heavy(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | None = None) -> bool:
+    """Whether a trace of `cfg` should wait for a slot of the admission gate (see HEAVY_WORK)."""
+    return work(cfg, device, dtype) > HEAVY_WORK
+
+
 def clamp(
     cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | None = None
 ) -> tuple[AttentionConfig, list[ConfigError]]:

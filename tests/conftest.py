@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
+from mpviz.admission import default_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 
@@ -18,6 +20,7 @@ SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headl
 def _clear_streamlit_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
+    default_cache().clear()
     yield
 
 

@@ -1,55 +1,97 @@
-"""Engine results, cached process-wide and keyed on small config objects: a class on one link computes once.
+"""Engine results for the pages: computed once per process for everyone, bounded in bytes, admitted when heavy.
 
-Everything here is read-only once cached: pages must not mutate what they get.
+A class on one link shares every result: `mpviz.admission.default_cache()` is a byte-bounded, single-flight memo
+keyed on small config objects. A heavy computation (see `mpviz.model.is_heavy`) first waits for a slot of
+`default_gate()`, and the page shows its place in the queue meanwhile; a visitor who leaves gives the place back
+(the next queue update raises Streamlit's stop in the waiting script). Results are shared: never mutate them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 import mpviz
+from mpviz.admission import default_cache, default_gate
+from mpviz.bundle import counterpart_device, lesson_bundle
 from mpviz.formats import encode
-from mpviz.model import AttentionConfig, ConfigError
+from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
 from view import text
 from view.figures.formats import bit_layout_figure
 from view.run_config import RunConfig
 
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _trace(cfg_items: tuple, device: str, dtype: str) -> mpviz.AttentionTrace:
-    return mpviz.trace_attention(AttentionConfig(**dict(cfg_items)), device=device, dtype=dtype)
+T = TypeVar("T")
 
 
 def config_key(cfg: AttentionConfig) -> tuple:
-    """A small hashable cache key for a config (Streamlit hashes it cheaply, unlike arrays)."""
+    """A small hashable cache key for a config."""
     return tuple(sorted(cfg.to_dict().items()))
 
 
-def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
-    """The traced run for `rc` (cached process-wide and treated as read-only), or None after showing the error."""
+def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
+    """Run `fn` now, or, if `heavy`, once the admission gate has a slot, showing the visitor's place meanwhile."""
+    if not heavy:
+        return fn()
+    slot = st.empty()
+    words = text.section("common")
+
+    def on_wait(position: int) -> None:  # every tick: a session that has gone raises Streamlit's stop here
+        slot.info(words["queued"].format(position=position), icon="⏳")
+
+    with default_gate().admit(on_wait=on_wait):
+        slot.empty()
+        return fn()
+
+
+def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
+    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy."""
+    return default_cache().get_or_compute(key, lambda: admitted(fn, heavy))
+
+
+def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:
+    heavy = is_heavy(rc.config, device, parse_autocast_dtype(rc.dtype))
+    key = ("trace", config_key(rc.config), device, rc.dtype)
+    return shared(key, lambda: mpviz.trace_attention(rc.config, device=device, dtype=rc.dtype), heavy)
+
+
+def _shown_errors(run: Callable[[], T]) -> T | None:
+    """`run()`, or None after telling the visitor why this configuration cannot run."""
     words = text.section("common")
     try:
         with st.spinner(words["computing"]):
-            return _trace(config_key(rc.config), rc.device, rc.dtype)
+            return run()
     except ConfigError as e:
         st.error(words["config_error"].format(error=e))
-        return None
     except ChildProbeError as e:  # the policy probe's child process died: say so instead of a traceback
         st.error(words["probe_error"].format(error=e))
-        return None
+    return None
+
+
+def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
+    """The traced run for `rc`, or None after showing why it cannot run."""
+    return _shown_errors(lambda: _trace(rc, rc.device))
 
 
 def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     """The same config traced under the other device's autocast policy: CUDA's (emulated on CPU) for a CPU run,
     and vice versa; None with autocast off or when that run cannot be made."""
-    other = "cpu" if rc.device in ("cuda", "cuda-sim") else "cuda-sim"
     if rc.dtype == "off":
         return None
     try:
-        return _trace(config_key(rc.config), other, rc.dtype)
+        return _trace(rc, counterpart_device(rc.device))
     except (ConfigError, ChildProbeError):
         return None
+
+
+def attention_lesson(rc: RunConfig) -> bytes | None:
+    """The attention lesson's bundle as JSON bytes (mpviz.bundle), or None after showing why it cannot run."""
+    heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
+    key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
+    build = lambda: lesson_bundle(rc.config, rc.device, rc.dtype).to_json().encode()  # noqa: E731
+    return _shown_errors(lambda: shared(key, build, heavy))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
