@@ -1,4 +1,4 @@
-"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench> [--json].
+"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench|lessons> [--json].
 
 Each subcommand has one `_add_<name>(subparsers)` that declares its arguments (choices and defaults read from
 the engine's constants) and one `_run_<name>(args)` that prints. `main(argv)` runs in-process and returns the
@@ -30,7 +30,9 @@ from mpviz import claims
 from mpviz import softmax as sm
 from mpviz.attention import available_devices, trace_attention
 from mpviz.bench import DEFAULT_REPEAT, run_bench
+from mpviz.bundle import lesson_bundle
 from mpviz.formats import ROUNDINGS, SHORT_NAMES, encode
+from mpviz.lessons import LESSONS
 from mpviz.model import (
     ATTENTION_KINDS,
     AUTOCAST_CHOICES,
@@ -134,6 +136,11 @@ def _add_trace(sub) -> None:
     p.add_argument("--input-scale", type=float, default=_DEFAULT.input_scale)
     p.add_argument("--no-causal", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--bundle",
+        action="store_true",
+        help="print the lesson bundle the browser lesson shows (JSON, see mpviz.bundle; implies --json)",
+    )
 
 
 def _add_model_args(p, vocab: bool = False, base: AttentionConfig = _DEFAULT) -> None:
@@ -158,6 +165,9 @@ def _run_trace(args) -> None:
         input_scale=args.input_scale,
         seed=args.seed,
     )
+    if args.bundle:
+        _out(lesson_bundle(cfg, device=args.device, dtype=args.dtype).to_json())
+        return
     result = trace_attention(cfg, device=args.device, dtype=args.dtype)
     t = result.trace
     if args.json:
@@ -609,6 +619,19 @@ def _run_claims(args) -> None:
     )
 
 
+# ── lessons ───────────────────────────────────────────────────────────────────────────────────────────────
+def _add_lessons(sub) -> None:
+    p = sub.add_parser("lessons", help="the app's lessons (pages) and the commands that print their measurements")
+    p.add_argument("--json", action="store_true")
+
+
+def _run_lessons(args) -> None:
+    if args.json:
+        _out(dumps({"lessons": [{"slug": e.slug, "page": e.page, "commands": e.commands} for e in LESSONS]}))
+        return
+    _print_table([[e.slug, e.page, " ".join(e.commands) or "-"] for e in LESSONS], ["lesson", "page", "commands"])
+
+
 # ── registry: name → (declare arguments, run) ─────────────────────────────────────────────────────────────
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "policy": (_add_policy, _run_policy),
@@ -619,6 +642,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "scaler": (_add_scaler, _run_scaler),
     "recipes": (_add_recipes, _run_recipes),
     "claims": (_add_claims, _run_claims),
+    "lessons": (_add_lessons, _run_lessons),
 }
 
 

@@ -217,6 +217,7 @@ COMMANDS = {
     ),
     "policy": ([], ["--device"]),
     "claims": ([], ["--id"]),
+    "lessons": ([], []),
 }
 # flags that need another base to reach the engine: a row of a traced run, a scenario instead of logits
 BASE_FOR = {
@@ -337,3 +338,12 @@ def test_real_exit_codes_and_streams_in_a_child_process():
     gone.stdout.close()  # the reader leaves before the first byte (like `| head -0`)
     err = gone.stderr.read()
     assert gone.wait(timeout=120) == 141 and err == b""
+
+
+def test_lessons_lists_the_registry_and_trace_bundle_is_the_lesson_json(capsys):
+    from mpviz.lessons import LESSONS
+
+    listed = json.loads(run_cli(capsys, "lessons", "--json").stdout)["lessons"]
+    assert [entry["slug"] for entry in listed] == [entry.slug for entry in LESSONS]
+    bundle = json.loads(run_cli(capsys, "trace", "--seq", "4", "--dim", "8", "--heads", "2", "--bundle").stdout)
+    assert bundle["schema"] == 1 and bundle["counts"]["events"] == len(bundle["events"])
