@@ -13,7 +13,11 @@ from mpviz.model import AttentionConfig
 from view.stepper import mount_stepper
 
 st.set_page_config(page_title="stepper test app", layout="wide")
-CONFIGS = {"default": AttentionConfig(), "sdpa": AttentionConfig(attention="sdpa")}
+CONFIGS = {  # the default run, fused attention (no probs), and fp16 overflow (a naive softmax of scaled inputs)
+    "default": AttentionConfig(),
+    "sdpa": AttentionConfig(attention="sdpa"),
+    "naive": AttentionConfig(softmax="naive", input_scale=4.0),
+}
 
 
 @st.cache_resource(max_entries=8)

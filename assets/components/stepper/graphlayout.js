@@ -11,7 +11,8 @@
 const GL_MIN_SCALE = 0.86;  // an arrangement needing more shrinking than this is rejected (text stays readable)
 
 // Topology → layers, mirror partners, docked chips. Independent of the width: computed once per bundle.
-function glModel(graph) {
+// chipRank(id) orders the chips of one node (so the same parameters sit in the same order on every device).
+function glModel(graph, chipRank = () => 0) {
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   const ins = new Map(), outs = new Map();
   for (const n of graph.nodes) { ins.set(n.id, []); outs.set(n.id, []); }
@@ -42,6 +43,7 @@ function glModel(graph) {
   const main = bwd.filter((id) => !host.has(id));
   const chipsOf = new Map(main.map((id) => [id, []]));
   for (const id of bwd) if (host.has(id)) chipsOf.get(host.get(id)).push(id);
+  for (const list of chipsOf.values()) list.sort((a, b) => chipRank(a) - chipRank(b) || byEvent(a, b));
   const layerOf = (ids) => {  // longest path from the sources, within `ids`
     const inSet = new Set(ids), layer = new Map();
     const visit = (id, stack) => {

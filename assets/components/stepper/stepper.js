@@ -17,7 +17,8 @@ const URL_WRITE_MS = 150;  // coalesce URL writes while a key is held down
 const HEAT_MAX_PX = 460;
 const CAST_COLOR = "#f5b400";
 const PRIMARY = "#3b5bdb";
-const SPECIAL = { nan: "#d4006a", posinf: "#ff7f0e", neginf: "#17becf" };  // heatmap: NaN, +inf, −inf
+const SPECIAL_RGB = { nan: [212, 0, 106], posinf: [255, 127, 14], neginf: [23, 190, 207] };  // heatmap specials
+const SPECIAL_MARK = { nan: "×", posinf: "+", neginf: "−" };
 
 export default function mountStepper(component) {
   const root = component.parentElement;
@@ -116,7 +117,7 @@ class Stepper {
     this.style = payload.style || {};
     this.meta = payload.meta || {};
     this.locale = this.meta.locale || "en";
-    this.tplCache = new Map();
+    this.listFormat = this.intFormat = null;
     this.setBundle(payload.bundle);
     if (before) this.st.pos = this.positionOf(this.matchEvent(before));  // a new run: keep the same tensor
     else this.st = this.restoreState();
@@ -134,7 +135,11 @@ class Stepper {
     this.landmarkEvents = new Set(Object.values(b.landmarks));
     this.keyIndex = new Map(b.events.map((e) => [e.key, e.i]));
     this.castCache = new Map();
-    this.model = glModel(b.graph);
+    const params = Object.keys(this.text.ui.graph?.param_short ?? {});  // weight, bias: in the text table's order
+    this.model = glModel(b.graph, (id) => {
+      const k = params.indexOf(id.split(".").pop());
+      return k < 0 ? params.length : k;
+    });
     this.lists = new Map();
     if (!this.st) this.st = { view: "story", phase: "all", pos: 0, head: 0, el: [0, 0, 0] };
   }
@@ -294,7 +299,7 @@ class Stepper {
     const frag = document.createDocumentFragment();
     if (!items.length) return frag;
     const marks = items.map((_, k) => `\u0001${k}\u0002`);
-    const parts = new Intl.ListFormat(this.locale, { type: "conjunction" }).formatToParts(marks);
+    const parts = (this.listFormat ??= new Intl.ListFormat(this.locale, { type: "conjunction" })).formatToParts(marks);
     for (const p of parts) {
       if (p.type === "element") {
         const k = Number(p.value.slice(1, -1));
@@ -348,6 +353,7 @@ class Stepper {
 
   // ── building (once per bundle) ──
   build() {
+    this.measureGeom();
     this.buildBanners();
     this.buildControls();
     this.buildGraph();
@@ -399,7 +405,7 @@ class Stepper {
   }
 
   int(n) {
-    return new Intl.NumberFormat(this.locale).format(n);
+    return (this.intFormat ??= new Intl.NumberFormat(this.locale)).format(n);
   }
 
   buildControls() {
@@ -452,6 +458,9 @@ class Stepper {
       leg.append(h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-cast-key" }),
         this.t("graph.legend_cast")));
     }
+    if (this.b.graph.nodes.some((n) => this.nonfinite(n.event))) {
+      leg.append(h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-bad-key" }), this.t("graph.legend_bad")));
+    }
     leg.append(h("span", { class: "mpv-legend-item" }, this.t("graph.legend_grad")));
     return leg;
   }
@@ -479,10 +488,8 @@ class Stepper {
   }
 
   layoutGraph() {
-    const box = this.graphBox;
-    const avail = Math.max(260, box.clientWidth || this.app.clientWidth || 800);
-    this.lastWidth = avail;
-    const fontPx = parseFloat(getComputedStyle(this.app).fontSize) || 16;
+    const fontPx = this.geom.font;
+    const avail = Math.max(260, (this.geom.graph || 800) - 2 * fontPx - 2);  // the figure's padding and border
     const measure = (text, px, weight = 400) => this.measureText(text, px, weight);
     const f = fontPx, small = Math.round(f * 0.8);
     const padX = f * 0.6, nh = f * 2.75, chipH = f * 1.55, chipGap = f * 0.3;
@@ -628,6 +635,10 @@ class Stepper {
       g.append(s("path", { d: `M${x + w - sw},${y} h${sw - 7} a7,7 0 0 1 7,7 v${hh - 14} a7,7 0 0 1 -7,7 h${7 - sw} z`,
         fill: this.color(n.other_dtype), class: "mpv-node-stripe" }));
     }
+    if (this.nonfinite(n.event)) {  // this tensor holds inf/NaN: a red bar along its bottom edge
+      g.append(s("rect", { x: x + 4, y: y + hh - 5, width: w - 8 - (n.other_dtype ? f * 0.5 : 0), height: 4, rx: 2,
+        class: "mpv-node-bad" }));
+    }
     const cx = x + (w - (n.other_dtype ? f * 0.5 : 0)) / 2;
     g.append(s("text", { x: cx, y: y + hh * 0.45, "text-anchor": "middle", class: "mpv-node-name", fill: ink },
       this.nodeLabel(id)));
@@ -645,6 +656,9 @@ class Stepper {
       "aria-label": this.ts("graph.node_aria", { name: id, dtype: n.dtype, index: n.event }) });
     g.append(s("rect", { x: x - 3, y: y - 3, width: w + 6, height: hh + 6, rx: 8, class: "mpv-node-ring" }));
     g.append(s("rect", { x, y, width: w, height: hh, rx: 5, fill: bg, class: "mpv-node-body" }));
+    if (this.nonfinite(n.event)) {
+      g.append(s("rect", { x: x + 3, y: y + hh - 4, width: w - 6, height: 3, rx: 1.5, class: "mpv-node-bad" }));
+    }
     if (this.b.events[n.event]?.cast) {
       g.append(s("circle", { cx: x + w - 1, cy: y + 1, r: px * 0.32, fill: CAST_COLOR, class: "mpv-chip-cast" }));
     }
@@ -654,6 +668,11 @@ class Stepper {
     this.wireNode(g, n.event);
     this.nodeEls.set(id, g);
     return g;
+  }
+
+  nonfinite(i) {  // does event i's first measured output hold inf or NaN?
+    const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
+    return Boolean(st && (st.nan || st.posinf || st.neginf));
   }
 
   nodeTitle(id, n) {
@@ -692,16 +711,31 @@ class Stepper {
     }
   }
 
+  // sizes the panels draw to, read once per build or resize (never in the middle of a step: that would force a
+  // layout of everything the step just changed)
+  measureGeom() {
+    const cs = getComputedStyle(this.app);
+    this.geom = {
+      font: parseFloat(cs.fontSize) || 16,
+      family: cs.fontFamily || "sans-serif",
+      graph: this.$("graph").clientWidth,
+      values: this.$("values").clientWidth,
+      heat: this.$("heat").clientWidth,
+    };
+    this.measured = new Map();
+  }
+
   scheduleLayout() {
     if (this.layoutPending) return;
     this.layoutPending = true;
     requestAnimationFrame(() => {
       this.layoutPending = false;
-      const w = this.graphBox?.clientWidth || 0;
-      if (w && Math.abs(w - this.lastWidth) > 4) {
-        this.layoutGraph();
-        this.renderHeat();
+      const before = this.geom;
+      this.measureGeom();
+      if (Math.abs(this.geom.graph - before.graph) > 4 || this.geom.font !== before.font) this.layoutGraph();
+      if (this.geom.values !== before.values || this.geom.heat !== before.heat || this.geom.font !== before.font) {
         this.renderValues();
+        this.renderHeat();
       }
     });
   }
@@ -769,6 +803,10 @@ class Stepper {
       parts.push(h("p", { class: "mpv-other" }, this.t("card.other_device", {
         a: this.deviceName(this.b.run.device), b: this.deviceName(this.b.run.counterpart_device),
         da: this.dtypeBadge(e.out[0]?.dtype), db: this.dtypeBadge(e.other_dtype) })));
+    }
+    if (e.creates_nonfinite) {
+      const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));
+      parts.push(h("p", { class: "mpv-alarm-line" }, this.t("card.creates_nonfinite", { what: this.whatNonfinite(o?.stats) })));
     }
     if (e.phase === "backward" && (this.b.run.emulation_limits || []).includes("backward_emulated")) {
       parts.push(h("p", { class: "mpv-small" }, this.t("limits.backward_emulated")));
@@ -898,8 +936,8 @@ class Stepper {
 
   histogram(st, dtype, fmts) {
     const hist = st.log2_hist || [];
-    const width = Math.max(260, (this.$("values").clientWidth || 480) - 24);
-    const f = parseFloat(getComputedStyle(this.app).fontSize) || 16;
+    const f = this.geom.font;
+    const width = Math.max(260, (this.geom.values || 480) - 2 * f - 2);
     const small = Math.round(f * 0.75);
     const exps = hist.map((x) => x[0]);
     const bounds = fmts.flatMap((k) => Object.values(this.zones(k)).filter((v) => typeof v === "number"))
@@ -951,10 +989,14 @@ class Stepper {
       h("p", { class: "mpv-caption" }, this.t("values.hist_caption")));
   }
 
-  measureText(text, px, weight = 400) {
-    const ctx = (this.measureCtx ??= document.createElement("canvas").getContext("2d"));
-    ctx.font = `${weight} ${px}px ${getComputedStyle(this.app).fontFamily || "sans-serif"}`;
-    return ctx.measureText(text).width;
+  measureText(text, px, weight = 400) {  // cached per build: labels repeat from step to step
+    const k = `${weight}|${px}|${text}`;
+    if (!this.measured.has(k)) {
+      const ctx = (this.measureCtx ??= document.createElement("canvas").getContext("2d"));
+      ctx.font = `${weight} ${px}px ${this.geom.family}`;
+      this.measured.set(k, ctx.measureText(text).width);
+    }
+    return this.measured.get(k);
   }
 
   // ── errors against float64, one bar per landmark ──
@@ -1044,6 +1086,8 @@ class Stepper {
     canvas.addEventListener("mousemove", (ev) => { this.heat.cursor = this.cellAt(ev); this.heatReadout(); });
     canvas.addEventListener("mouseleave", () => { this.heat.cursor = null; this.heatReadout(); });
     canvas.addEventListener("keydown", (ev) => this.heatKey(ev));
+    canvas.addEventListener("focus", () => { this.heat.focused = true; this.renderHeat(); });
+    canvas.addEventListener("blur", () => { this.heat.focused = false; this.renderHeat(); });
     const head = h("div", { class: "mpv-heat-head" }, h("label", { class: "mpv-field-label" }, this.ts("heat.head"), " ", sel));
     const note = smp.of && (smp.of[smp.of.length - 1] > smp.shape[2] || smp.of[0] > smp.shape[0])
       ? h("p", { class: "mpv-small" }, this.t("heat.sampled", { m: smp.shape[0], r: smp.shape[1], c: smp.shape[2] })) : null;
@@ -1055,7 +1099,7 @@ class Stepper {
   heatGeometry() {
     const smp = this.sample(this.probsEvent);
     const [, R, C] = smp.shape;
-    const avail = Math.max(160, Math.min(HEAT_MAX_PX, (this.$("heat").clientWidth || 400) - 60));
+    const avail = Math.max(160, Math.min(HEAT_MAX_PX, (this.geom.heat || 400) - 4 * this.geom.font));
     const cell = Math.max(2, Math.floor(avail / Math.max(R, C)));
     return { smp, R, C, cell, w: cell * C, hgt: cell * R };
   }
@@ -1065,6 +1109,12 @@ class Stepper {
     const { smp, R, C, cell, w, hgt } = this.heatGeometry();
     const { canvas, sel } = this.heat;
     const head = this.st.head;
+    const e = this.event();
+    const picked = e.i === this.probsEvent && this.shownElement(smp)[0] === head ? this.shownElement(smp) : null;
+    const cursor = this.heat.focused ? this.heat.cursor : null;
+    const key = JSON.stringify([head, cell, picked, cursor]);
+    if (key === this.heat.drawn) return;  // most steps change nothing here
+    this.heat.drawn = key;
     sel.value = String(head);
     this.heat.title.replaceChildren(this.t("heat.title", { head }));
     canvas.setAttribute("aria-label", this.ts("heat.aria", { head, rows: R, cols: C }));
@@ -1075,39 +1125,47 @@ class Stepper {
       canvas.style.width = `${w}px`;
       canvas.style.height = `${hgt}px`;
     }
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    // one pixel per element into an image, scaled up without smoothing: cheap even for 64×64
     const base = head * R * C;
     let lo = Infinity, hi = -Infinity;
     for (let k = 0; k < R * C; k++) {
       const v = smp.values[base + k];
       if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     }
-    if (!(hi > lo)) { hi = lo + 1; }
+    if (!(hi > lo)) hi = lo + 1;
     this.heat.range = [lo, hi];
-    const glyph = cell >= 10;
-    ctx.font = `bold ${Math.round(cell * 0.7)}px sans-serif`;
-    ctx.textAlign = "center";
-    ctx.textBaseline = "middle";
-    for (let r = 0; r < R; r++) {
-      for (let c = 0; c < C; c++) {
-        const v = smp.values[base + r * C + c];
-        let fill, mark = null;
-        if (Number.isNaN(v)) { fill = SPECIAL.nan; mark = "×"; }
-        else if (v === Infinity) { fill = SPECIAL.posinf; mark = "+"; }
-        else if (v === -Infinity) { fill = SPECIAL.neginf; mark = "−"; }
-        else fill = cividis((v - lo) / (hi - lo));
-        ctx.fillStyle = fill;
-        ctx.fillRect(c * cell, r * cell, cell, cell);
-        if (mark && glyph) {
-          ctx.fillStyle = "#ffffff";
-          ctx.fillText(mark, c * cell + cell / 2, r * cell + cell / 2 + 1);
-        }
+    const img = new ImageData(C, R);
+    const specials = [];
+    for (let k = 0; k < R * C; k++) {
+      const v = smp.values[base + k];
+      let rgb;
+      if (Number.isFinite(v)) rgb = cividisRGB((v - lo) / (hi - lo));
+      else {
+        const kind = Number.isNaN(v) ? "nan" : v > 0 ? "posinf" : "neginf";
+        rgb = SPECIAL_RGB[kind];
+        specials.push([k, kind]);
+      }
+      img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * k);
+    }
+    const pixels = (this.heat.pixels ??= document.createElement("canvas"));
+    pixels.width = C;
+    pixels.height = R;
+    pixels.getContext("2d").putImageData(img, 0, 0);
+    const ctx = canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(pixels, 0, 0, C * cell, R * cell);
+    if (cell >= 10 && specials.length) {  // NaN / ±inf get a glyph too, not only a colour
+      ctx.font = `bold ${Math.round(cell * 0.7)}px sans-serif`;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.fillStyle = "#ffffff";
+      for (const [k, kind] of specials) {
+        ctx.fillText(SPECIAL_MARK[kind], (k % C) * cell + cell / 2, Math.floor(k / C) * cell + cell / 2 + 1);
       }
     }
-    const e = this.event();
-    if (e.i === this.probsEvent && this.st.el[0] === head) {  // the inspected element, outlined
-      const [, r, c] = this.st.el;
+    if (picked) {  // the inspected element, outlined
+      const [, r, c] = picked;
       ctx.lineWidth = Math.max(2, cell / 6);
       ctx.strokeStyle = "#ffffff";
       ctx.strokeRect(c * cell + 1, r * cell + 1, cell - 2, cell - 2);
@@ -1115,8 +1173,8 @@ class Stepper {
       ctx.lineWidth = 1.5;
       ctx.strokeRect(c * cell - 0.5, r * cell - 0.5, cell + 1, cell + 1);
     }
-    if (this.heat.cursor && document.activeElement === this.root.host && this.root.activeElement === canvas) {
-      const [r, c] = this.heat.cursor;
+    if (cursor) {
+      const [r, c] = cursor;
       ctx.strokeStyle = PRIMARY;
       ctx.lineWidth = 2;
       ctx.strokeRect(c * cell + 1, r * cell + 1, cell - 2, cell - 2);
@@ -1130,10 +1188,10 @@ class Stepper {
     const [lo, hi] = this.heat.range;
     const grad = h("span", { class: "mpv-ramp", style: `background:linear-gradient(90deg,${
       [0, 0.25, 0.5, 0.75, 1].map((t) => cividis(t)).join(",")})` });
-    const sw = (k, mark) => h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-swatch",
-      style: `background:${SPECIAL[k]}` }, mark), this.ts(`heat.${k}`));
+    const sw = (k) => h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-swatch",
+      style: `background:rgb(${SPECIAL_RGB[k].join(",")})` }, SPECIAL_MARK[k]), this.ts(`heat.${k}`));
     this.heat.legend.replaceChildren(h("span", { class: "mpv-legend-item" }, fmtSig(lo, 3), grad, fmtSig(hi, 3)),
-      sw("nan", "×"), sw("posinf", "+"), sw("neginf", "−"));
+      sw("nan"), sw("posinf"), sw("neginf"));
   }
 
   heatReadout() {
@@ -1217,7 +1275,8 @@ class Stepper {
     const valueLine = h("p", { class: "mpv-value-line" }, this.t(this.explore ? "element.exploring" : "element.value", {
       m, r, c, value: h("code", { class: "mpv-value", dataset: { value: String(d.value) } }, fmtExact(d.value)),
       dtype: sp.name }));
-    const bits = h("div", { class: "mpv-bits", role: "group", "aria-label": this.ts("element.bits_aria") });
+    const bits = h("div", { class: `mpv-bits${sp.bits > 16 ? " mpv-bits-wide" : ""}`, role: "group",
+      "aria-label": this.ts("element.bits_aria") });
     const field_ = (cls, from, to, label) => {
       const grp = h("div", { class: `mpv-bitfield ${cls}` }, h("span", { class: "mpv-bitfield-label" }, label));
       const row = h("div", { class: "mpv-bitrow" });
@@ -1473,9 +1532,12 @@ function b64(text) {
 
 // cividis (colour-blind-safe, perceptually uniform): a few stops, linearly interpolated
 const CIVIDIS = [[0, 34, 78], [38, 65, 108], [87, 92, 109], [125, 124, 120], [165, 157, 116], [208, 192, 96], [253, 234, 69]];
-function cividis(t) {
+function cividisRGB(t) {
   t = Math.max(0, Math.min(1, Number.isFinite(t) ? t : 0)) * (CIVIDIS.length - 1);
   const k = Math.min(CIVIDIS.length - 2, Math.floor(t)), f = t - k;
-  const c = CIVIDIS[k].map((v, j) => Math.round(v + (CIVIDIS[k + 1][j] - v) * f));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
+  return CIVIDIS[k].map((v, j) => Math.round(v + (CIVIDIS[k + 1][j] - v) * f));
+}
+
+function cividis(t) {
+  return `rgb(${cividisRGB(t).join(",")})`;
 }
