@@ -373,6 +373,80 @@ def test_views_keys_and_a_new_run_keep_the_same_tensor(stepper_server, browser, 
     context.close()
 
 
+# Geometry of the drawn graph, checked in the browser: boxes that must not overlap, labels inside their nodes,
+# everything inside the drawing, and edges that pass through no node other than their own two ends.
+GRAPH_PROBLEMS = """() => {
+    const r = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]').shadowRoot;
+    const svg = r.querySelector('.mpv-svg');
+    const vb = svg.viewBox.baseVal;
+    const box = (el) => { const b = el.getBBox(); return {x: b.x, y: b.y, w: b.width, h: b.height}; };
+    const items = [];
+    for (const g of r.querySelectorAll('.mpv-node')) {
+        const body = box(g.querySelector('.mpv-node-body'));
+        items.push({kind: 'node', id: g.dataset.node, event: g.dataset.event, ...body});
+    }
+    for (const g of r.querySelectorAll('.mpv-cast-tag')) {
+        const tag = box(g.querySelector('rect'));
+        items.push({kind: 'tag', id: 'tag' + g.dataset.castsFor, event: g.dataset.castsFor, ...tag});
+    }
+    for (const t of r.querySelectorAll('.mpv-band-label')) items.push({kind: 'band', id: t.textContent, ...box(t)});
+    const overlap = (a, b, pad = 0) => a.x < b.x + b.w - pad && b.x < a.x + a.w - pad
+        && a.y < b.y + b.h - pad && b.y < a.y + a.h - pad;
+    const problems = [];
+    for (let i = 0; i < items.length; i++) {
+        const a = items[i];
+        const inside = a.x >= vb.x - 0.5 && a.y >= vb.y - 0.5 && a.x + a.w <= vb.x + vb.width + 0.5
+            && a.y + a.h <= vb.y + vb.height + 0.5;
+        if (!inside) problems.push(`${a.kind} ${a.id} outside the drawing`);
+        for (let j = i + 1; j < items.length; j++) {
+            const b = items[j];
+            const own = (a.kind === 'tag') !== (b.kind === 'tag') && a.event === b.event;  // a badge on its own node
+            if (!own && overlap(a, b, 0.5)) problems.push(`${a.kind} ${a.id} overlaps ${b.kind} ${b.id}`);
+        }
+    }
+    for (const g of r.querySelectorAll('.mpv-node')) {
+        const body = box(g.querySelector('.mpv-node-body'));
+        for (const text of g.querySelectorAll('text')) {
+            const b = box(text);
+            const fits = b.x >= body.x - 0.5 && b.x + b.w <= body.x + body.w + 0.5;
+            if (!fits) problems.push(`${g.dataset.node}: label too wide`);
+        }
+    }
+    const nodes = items.filter((i) => i.kind === 'node');
+    for (const p of r.querySelectorAll('.mpv-edge[data-from]')) {
+        const len = p.getTotalLength();
+        for (let d = 6; d < len - 6; d += 4) {
+            const pt = p.getPointAtLength(d);
+            for (const n of nodes) {
+                if (n.id === p.dataset.from || n.id === p.dataset.to) continue;
+                if (pt.x > n.x + 1 && pt.x < n.x + n.w - 1 && pt.y > n.y + 1 && pt.y < n.y + n.h - 1) {
+                    problems.push(`edge ${p.dataset.from}→${p.dataset.to} crosses ${n.id}`);
+                    d = len;
+                    break;
+                }
+            }
+        }
+    }
+    return {mode: svg.dataset.mode, problems: [...new Set(problems)]};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("query", ["", "device=cuda-sim&dtype=fp16", "config=naive&dtype=fp16", "config=sdpa"])
+def test_graph_labels_never_collide_from_projector_to_phone(stepper_server, browser, query):
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page, _ = _open(context, f"{stepper_server}/?{query}")
+    modes = set()
+    for width, height in ((1920, 1080), (1440, 900), (1024, 768), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(400)  # the resize observer relays the graph out on the next frame
+        got = page.evaluate(GRAPH_PROBLEMS)
+        assert got["problems"] == [], (width, got)
+        modes.add(got["mode"])
+    assert {"h", "s"} <= modes  # wide screens lay it out left to right, a phone top to bottom
+    context.close()
+
+
 @pytest.mark.browser
 def test_js_float_bits_match_mpviz_formats_encode(browser):
     """floatbits.js, run in Chromium, against the exact Python encoder: every format, awkward values included."""

@@ -11,6 +11,10 @@ const APPS = REGISTRY.apps;  // shadow root → its Stepper (kept across Streaml
 const PARAMS = ["step", "view", "phase", "head", "el"];
 const LEGACY_EL = ["em", "er", "ec"];
 const VIEWS = ["story", "full"];
+// ←/→ step the lesson unless focus is somewhere those keys already mean something
+const FIELD_TAGS = new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
+const ARROW_ROLES = new Set(["slider", "spinbutton", "textbox", "combobox", "listbox", "option", "menu", "menuitem",
+  "tab", "radio", "grid", "gridcell", "tree", "treeitem"]);
 const PHASES = ["all", "forward", "backward"];
 const PLAY_MS = 1400;  // one step per 1.4 s: time to read the card
 const URL_WRITE_MS = 150;  // coalesce URL writes while a key is held down
@@ -1398,8 +1402,8 @@ class Stepper {
   handleKey(e) {
     if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
     const target = e.composedPath()[0];
-    if (target && (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || target.isContentEditable
-      || ["slider", "spinbutton", "textbox", "combobox", "listbox", "menu", "tab"].includes(target.getAttribute?.("role")))) return;
+    if (target && (FIELD_TAGS.has(target.tagName) || target.isContentEditable
+      || ARROW_ROLES.has(target.getAttribute?.("role")) || target.closest?.("[role=grid], [role=menu]"))) return;
     const inside = e.composedPath().includes(this.app);
     if (e.key === "ArrowRight") { e.preventDefault(); this.move(1); }
     else if (e.key === "ArrowLeft") { e.preventDefault(); this.move(-1); }
