@@ -105,13 +105,12 @@ class Stepper {
     this.urlTimer = null;
     this.onKey = (e) => this.handleKey(e);
     this.resize = new ResizeObserver(() => this.scheduleLayout());
-    this.lastWidth = 0;
     this.explore = null;  // {value} while the ±ulp / bit buttons explore away from the element's own value
   }
 
   // ── data ──
   load(data) {
-    if (data === this.raw) return this.attach();
+    if (data === this.raw || sameBytes(data, this.raw)) return this.attach();  // a rerun that sent the same run
     this.raw = data;
     const payload = typeof data === "string" ? JSON.parse(data)
       : data instanceof Uint8Array || data instanceof ArrayBuffer ? JSON.parse(new TextDecoder().decode(data))
@@ -245,19 +244,19 @@ class Stepper {
   }
 
   // ── text ──
-  raw_t(path, table = this.text.ui) {
+  lookup(path, table = this.text.ui) {
     let v = table;
     for (const p of path.split(".")) v = v && typeof v === "object" ? v[p] : undefined;
     return typeof v === "string" ? v : null;
   }
 
   has(path) {
-    return this.raw_t(path) !== null;
+    return this.lookup(path) !== null;
   }
 
   // template → DocumentFragment: {name} filled (Nodes as they are, the rest as text), `code` and **bold** markup
   t(path, vals = {}, table = this.text.ui) {
-    const tpl = this.raw_t(path, table) ?? path;
+    const tpl = this.lookup(path, table) ?? path;
     const frag = document.createDocumentFragment();
     const re = /`([^`]+)`|\*\*(.+?)\*\*/g;
     let last = 0, m;
@@ -299,7 +298,7 @@ class Stepper {
     return el;
   }
 
-  list_(items) {  // locale-aware "a, b and c" with nodes
+  listOf(items) {  // locale-aware "a, b and c" with nodes
     const frag = document.createDocumentFragment();
     if (!items.length) return frag;
     const marks = items.map((_, k) => `\u0001${k}\u0002`);
@@ -405,7 +404,7 @@ class Stepper {
     if (st.nan) items.push(this.ts("notice.what_nan", { n: this.int(st.nan) }));
     if (st.posinf) items.push(this.ts("notice.what_posinf", { n: this.int(st.posinf) }));
     if (st.neginf) items.push(this.ts("notice.what_neginf", { n: this.int(st.neginf) }));
-    return this.list_(items);
+    return this.listOf(items);
   }
 
   int(n) {
@@ -423,13 +422,22 @@ class Stepper {
     this.slider = h("input", { type: "range", class: "mpv-slider", min: 0, step: 1, dataset: { act: "slider" },
       "aria-label": this.ts("controls.step_label"), oninput: () => this.go(Number(this.slider.value)) });
     this.posLabel = h("span", { class: "mpv-pos", "aria-hidden": "true" });
-    const seg = (name, options, labelPath) => {
+    const seg = (name, options, labelPath) => {  // a radio group: Tab reaches the chosen one, arrows move the choice
       const group = h("div", { class: "mpv-seg", role: "radiogroup", "aria-label": this.ts(labelPath) });
+      const pick = (o) => this.setView(name === "view" ? o : this.st.view, name === "phase" ? o : this.st.phase);
       for (const o of options) {
-        group.append(h("button", { type: "button", role: "radio", dataset: { [name]: o },
-          onclick: () => this.setView(name === "view" ? o : this.st.view, name === "phase" ? o : this.st.phase),
-        }, this.ts(`${name}s.${o}`)));
+        group.append(h("button", { type: "button", role: "radio", dataset: { [name]: o }, onclick: () => pick(o) },
+          this.ts(`${name}s.${o}`)));
       }
+      group.addEventListener("keydown", (e) => {
+        const d = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+        if (!d) return;
+        e.preventDefault();
+        const now = options.indexOf(name === "view" ? this.st.view : this.st.phase);
+        const next = options[(now + d + options.length) % options.length];
+        pick(next);
+        group.querySelector(`[data-${name}="${next}"]`).focus();
+      });
       return h("div", { class: "mpv-field" }, h("span", { class: "mpv-field-label" }, this.ts(labelPath)), group);
     };
     this.copyBtn = btn("copy", this.ts("controls.copy_link"), { onclick: () => this.copyLink() });
@@ -477,7 +485,7 @@ class Stepper {
   chipLabel(id) {
     const name = id.replace(/^grad_/, "");
     const last = name.split(".").pop();
-    const short = this.raw_t(`graph.param_short.${last}`) ?? last;
+    const short = this.lookup(`graph.param_short.${last}`) ?? last;
     return this.ts("graph.grad_prefix") + short;
   }
 
@@ -746,7 +754,6 @@ class Stepper {
 
   // ── per step ──
   render() {
-    const t0 = performance.now();
     const l = this.list();
     this.st.pos = Math.max(0, Math.min(this.st.pos, l.length - 1));
     const e = this.event();
@@ -772,7 +779,6 @@ class Stepper {
     this.$("live").textContent = this.ts("controls.position_aria", { n: this.st.pos + 1, total: l.length,
       index: e.i, name });
     this.saveState();
-    this.lastRenderMs = performance.now() - t0;
     this.app.dataset.step = String(this.st.pos);
     this.app.dataset.event = String(e.i);
   }
@@ -802,7 +808,7 @@ class Stepper {
     const parts = [head, meta, flow];
     const srcs = (e.src || []).map((x) => (typeof x === "number" ? this.opLink(x)
       : typeof x === "string" ? h("code", {}, x.replace(/^param:/, "")) : null)).filter(Boolean);
-    if (srcs.length) parts.push(h("p", { class: "mpv-src" }, this.t("card.sources", { list: this.list_(srcs) })));
+    if (srcs.length) parts.push(h("p", { class: "mpv-src" }, this.t("card.sources", { list: this.listOf(srcs) })));
     if (e.other_dtype && this.b.run.counterpart_device) {
       parts.push(h("p", { class: "mpv-other" }, this.t("card.other_device", {
         a: this.deviceName(this.b.run.device), b: this.deviceName(this.b.run.counterpart_device),
@@ -839,7 +845,7 @@ class Stepper {
           from: dt(c.from), to: dt(c.to), op_link: this.opLink(c.event),
         }));
         return this.t("notice.cast_for_policy", { op: n.op, policy: this.policyName(n.policy),
-          category: cat(n.category), casts: this.list_(items) });
+          category: cat(n.category), casts: this.listOf(items) });
       }
       case "runs_in_arriving_dtype": {
         const frag = this.t("notice.runs_in_arriving_dtype", { op: n.op, dtype: dt(n.dtype),
@@ -851,14 +857,14 @@ class Stepper {
         return frag;
       }
       case "type_promotion":
-        return this.t("notice.type_promotion", { op: n.op, inputs: this.list_((n.inputs || []).map(dt)),
+        return this.t("notice.type_promotion", { op: n.op, inputs: this.listOf((n.inputs || []).map(dt)),
           output: dt(n.output) });
       case "grad_follows_forward": {
         const same = n.dtype === n.forward_dtype;
         const frag = this.t(same ? "notice.grad_follows_forward" : "notice.grad_differs", { forward: n.forward,
           dtype: dt(n.dtype), forward_dtype: dt(n.forward_dtype) });
         if (n.casts?.length) {
-          frag.append(" ", this.t("notice.grad_casts", { links: this.list_(n.casts.map((c) => this.opLink(c))) }));
+          frag.append(" ", this.t("notice.grad_casts", { links: this.listOf(n.casts.map((c) => this.opLink(c))) }));
         }
         return frag;
       }
@@ -1525,6 +1531,12 @@ class Stepper {
   hideTip() {
     this.$("tip").hidden = true;
   }
+}
+
+function sameBytes(a, b) {
+  if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array) || a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
 }
 
 function b64(text) {
