@@ -471,7 +471,8 @@ class Stepper {
         this.t("graph.legend_cast")));
     }
     if (this.b.graph.nodes.some((n) => this.nonfinite(n.event))) {
-      leg.append(h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-bad-key" }), this.t("graph.legend_bad")));
+      leg.append(h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-bad-key" }, "!"),
+        this.t("graph.legend_bad")));
     }
     leg.append(h("span", { class: "mpv-legend-item" }, this.t("graph.legend_grad")));
     return leg;
@@ -647,19 +648,21 @@ class Stepper {
       g.append(s("path", { d: `M${x + w - sw},${y} h${sw - 7} a7,7 0 0 1 7,7 v${hh - 14} a7,7 0 0 1 -7,7 h${7 - sw} z`,
         fill: this.color(n.other_dtype), class: "mpv-node-stripe" }));
     }
-    if (this.nonfinite(n.event)) {  // this tensor holds inf/NaN: a red bar along its bottom edge
-      g.append(s("rect", { x: x + 4, y: y + hh - 5, width: w - 8 - (n.other_dtype ? f * 0.5 : 0), height: 4, rx: 2,
-        class: "mpv-node-bad" }));
-    }
     const cx = x + (w - (n.other_dtype ? f * 0.5 : 0)) / 2;
     g.append(s("text", { x: cx, y: y + hh * 0.45, "text-anchor": "middle", class: "mpv-node-name", fill: ink },
       this.nodeLabel(id)));
     g.append(s("text", { x: cx, y: y + hh * 0.8, "text-anchor": "middle", class: "mpv-node-dtype", fill: ink },
       this.short(n.dtype)));
+    if (this.nonfinite(n.event)) g.append(this.badMark(x, y + hh, f * 0.45));
     g.append(s("title", {}, this.nodeTitle(id, n)));
     this.wireNode(g, n.event);
     this.nodeEls.set(id, g);
     return g;
+  }
+
+  badMark(cx, cy, r) {  // "this tensor holds inf/NaN": a dark red disc with "!", on the node's bottom-left corner
+    return s("g", { class: "mpv-bad" }, s("circle", { cx, cy, r }), s("text", { x: cx, y: cy + r * 0.55,
+      "text-anchor": "middle", "font-size": r * 1.6 }, "!"));
   }
 
   chipGroup(id, n, x, y, w, hh, px) {
@@ -668,9 +671,7 @@ class Stepper {
       "aria-label": this.ts("graph.node_aria", { name: id, dtype: n.dtype, index: n.event }) });
     g.append(s("rect", { x: x - 3, y: y - 3, width: w + 6, height: hh + 6, rx: 8, class: "mpv-node-ring" }));
     g.append(s("rect", { x, y, width: w, height: hh, rx: 5, fill: bg, class: "mpv-node-body" }));
-    if (this.nonfinite(n.event)) {
-      g.append(s("rect", { x: x + 3, y: y + hh - 4, width: w - 6, height: 3, rx: 1.5, class: "mpv-node-bad" }));
-    }
+    if (this.nonfinite(n.event)) g.append(this.badMark(x, y + hh, px * 0.4));
     if (this.b.events[n.event]?.cast) {
       g.append(s("circle", { cx: x + w - 1, cy: y + 1, r: px * 0.32, fill: CAST_COLOR, class: "mpv-chip-cast" }));
     }
