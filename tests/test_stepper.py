@@ -406,7 +406,7 @@ GRAPH_PROBLEMS = """() => {
     }
     for (const g of r.querySelectorAll('.mpv-node')) {
         const body = box(g.querySelector('.mpv-node-body'));
-        for (const text of g.querySelectorAll('text')) {
+        for (const text of g.querySelectorAll('.mpv-node-name, .mpv-node-dtype, .mpv-chip-name')) {
             const b = box(text);
             const fits = b.x >= body.x - 0.5 && b.x + b.w <= body.x + body.w + 0.5;
             if (!fits) problems.push(`${g.dataset.node}: label too wide`);
