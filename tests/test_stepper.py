@@ -363,6 +363,7 @@ def test_views_keys_and_a_new_run_keep_the_same_tensor(stepper_server, browser, 
     sim = lesson_bundle(AttentionConfig(), "cuda-sim", "bf16").data
     page.wait_for_function(f"({STATE})().event === {sim['landmarks']['grad_head.weight']}", timeout=60_000)
     assert sim["landmarks"]["grad_head.weight"] != b["landmarks"]["grad_head.weight"]  # moved, and followed
+    page.wait_for_function("() => location.search.includes('run=cuda-sim-bf16')")  # Python rewrote the query
     assert "view=full" in page.url and "device=cuda-sim" in page.url
     page.wait_for_function(f"() => location.search.includes('step={sim['landmarks']['grad_head.weight']}')")
 

@@ -29,5 +29,8 @@ with st.sidebar:
     device = st.segmented_control("device", ["cpu", "cuda-sim"], default="cpu", key="device", bind="query-params")
     dtype = st.segmented_control("dtype", ["bf16", "fp16", "off"], default="bf16", key="dtype", bind="query-params")
     config = st.segmented_control("config", list(CONFIGS), default="default", key="config", bind="query-params")
+# Like the app's sidebar, write a parameter from Python too: Streamlit then sends the browser a whole new query
+# string after each config change, which must not drop the stepper's own parameters.
+st.query_params["run"] = f"{device}-{dtype}"
 st.title("Attention, step by step")
 mount_stepper(bundle_bytes(config or "default", device or "cpu", dtype or "bf16"), key="stepper")
