@@ -202,12 +202,12 @@ function glArrange(model, mode, size, m) {
       c += crossSize(id) + crossGap;
     }
   }
-  return { mode, width, height, pos, lanes, labels, layerOf: layerOfId, flow, mainGap };
+  return { mode, width, height, pos, lanes, labels, layerOf: layerOfId, flow };
 }
 
 // The first arrangement that fits `avail` px at a scale ≥ GL_MIN_SCALE; the narrowest one otherwise.
 // In "h", spare width goes first to the gaps where a node wants room on its entry side (entryNeed(id) px: its
-// cast tag), then evenly to all gaps up to m.maxColGap. `a.roomy` tells whether every entry need was met.
+// cast tag) when all of them fit, then evenly to every gap up to m.maxColGap.
 function glChoose(model, size, m, avail, entryNeed = () => 0, modes = ["h", "v", "s"]) {
   let best = null;
   for (const mode of modes) {
@@ -217,7 +217,6 @@ function glChoose(model, size, m, avail, entryNeed = () => 0, modes = ["h", "v",
       if (!best || a.width < best.width) best = a;
       continue;
     }
-    a.roomy = false;
     if (mode === "h") {
       const n = 1 + Math.max(...a.layerOf.values());
       const gaps = new Array(Math.max(0, n - 1)).fill(m.colGap);
@@ -230,19 +229,17 @@ function glChoose(model, size, m, avail, entryNeed = () => 0, modes = ["h", "v",
       const roomy = wanted.width <= avail;
       const base = roomy ? gaps : gaps.map(() => m.colGap);
       const spare = avail - (roomy ? wanted.width : a.width);
+      // each gap grows by at most spare / n, so the total stays within `avail`
       const grown = base.map((g) => Math.max(g, Math.min(m.maxColGap, m.colGap + spare / Math.max(1, base.length))));
-      // growing the narrow gaps uses less than `spare`: never past `avail`
       a = glArrange(model, mode, size, { ...m, gaps: grown });
-      if (a.width > avail) a = glArrange(model, mode, size, { ...m, gaps: base });
       a.scale = Math.min(1, avail / a.width);
-      a.roomy = roomy;
     }
     return a;
   }
   return best;
 }
 
-// Path of an edge between two placed nodes: {d, end: [x, y]}. Neighbouring layers: a curve from the exit side
+// SVG path data of an edge between two placed nodes. Neighbouring layers: a curve from the exit side
 // to the entry side. Farther (a lane edge): out of the exit side into the gap after its layer, along that gap to
 // the lane outside the band, along the lane, down the gap before the target's layer and in at its entry side;
 // gaps and lanes hold no nodes, so such an edge never crosses one.
@@ -259,7 +256,7 @@ function glEdgePath(a, from, to) {
   const m1 = exitAt(p), c1 = mid(p), m2 = entryAt(q), c2 = mid(q);
   if (!lane) {
     const mm = (m1 + m2) / 2;
-    return { d: `M${xy(m1, c1)} C${xy(mm, c1)} ${xy(mm, c2)} ${xy(m2, c2)}`, end: H ? [m2, c2] : [c2, m2] };
+    return `M${xy(m1, c1)} C${xy(mm, c1)} ${xy(mm, c2)} ${xy(m2, c2)}`;
   }
   const r = Math.min(8, p.gapOut / 5, q.gapIn / 5);
   const k = lane.index ?? 0;
@@ -273,5 +270,5 @@ function glEdgePath(a, from, to) {
     `L${xy(g2 - sd * r, L)}`, `Q${xy(g2, L)} ${xy(g2, L + s2 * r)}`,
     `L${xy(g2, c2 - s2 * r)}`, `Q${xy(g2, c2)} ${xy(g2 + dir * r, c2)}`, `L${xy(m2, c2)}`,
   ].join(" ");
-  return { d, end: H ? [m2, c2] : [c2, m2] };
+  return d;
 }

@@ -230,7 +230,7 @@ class Stepper {
       if (typeof src !== "number") return {};
       const p = this.b.events[src];
       if (!p || p.phase !== e.phase) return {};
-      if (p.landmarks?.length) return { landmark: p.landmarks[0], landmarkEvent: p.i };
+      if (p.landmarks?.length) return { landmark: p.landmarks[0] };
       src = p.src?.find((x) => typeof x === "number") ?? p.src?.[0];
     }
     return {};
@@ -579,8 +579,7 @@ class Stepper {
     for (const e of this.model.edges) {
       const to = this.model.byId.get(e.to);
       const cast = this.casts(to.event).some((c) => c.landmark === e.from);
-      const path = glEdgePath(a, e.from, e.to);
-      edgeLayer.append(s("path", { d: path.d, class: `mpv-edge${cast ? " mpv-edge-cast" : ""}`,
+      edgeLayer.append(s("path", { d: glEdgePath(a, e.from, e.to), class: `mpv-edge${cast ? " mpv-edge-cast" : ""}`,
         "marker-end": "url(#mpv-arrow)", dataset: { from: e.from, to: e.to } }));
     }
     const ids = [...this.model.fwd, ...this.model.main];
