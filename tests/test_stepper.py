@@ -362,14 +362,12 @@ def test_views_keys_and_a_new_run_keep_the_same_tensor(stepper_server, browser, 
     page.locator("[data-testid=stSidebar]").get_by_text("cuda-sim", exact=True).click()
     page.wait_for_function("() => location.search.includes('device=cuda-sim')")
     page.wait_for_selector(APP_IDLE, timeout=120_000)
-    page.wait_for_function(
-        f"({STATE})().event !== {cpu_event}", timeout=60_000
-    )  # CUDA's backward runs in another order
+    page.wait_for_function(f"({STATE})().event !== {cpu_event}", timeout=60_000)  # CUDA's backward: another order
     st = _state(page)
     assert st["landmarks"] == ["grad_head.weight"] and st["current"] == ["grad_head.weight"]
     page.wait_for_function("() => location.search.includes('run=cuda-sim-bf16')")  # Python rewrote the query
     assert "view=full" in page.url and "device=cuda-sim" in page.url
-    page.wait_for_function(f"() => location.search.includes('step={st['event']}&')")
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{st['event']}'")
 
     # leaving and coming back in the same tab (no query string): the place is kept in sessionStorage
     page.goto(f"{stepper_server}/?device=cuda-sim")
