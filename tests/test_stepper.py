@@ -276,7 +276,7 @@ def _js_float(text: str) -> float:
 
 
 @pytest.mark.browser
-def test_stepping_and_picking_stay_in_the_browser(stepper_server, browser, bundle_bf16):
+def test_stepping_and_picking_stay_in_the_browser(browser, stepper_server, bundle_bf16):
     b = bundle_bf16
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page, counter = _open(context, stepper_server)
@@ -334,7 +334,7 @@ def test_stepping_and_picking_stay_in_the_browser(stepper_server, browser, bundl
 
 
 @pytest.mark.browser
-def test_views_keys_and_a_new_run_keep_the_same_tensor(stepper_server, browser, bundle_bf16):
+def test_views_keys_and_a_new_run_keep_the_same_tensor(browser, stepper_server, bundle_bf16):
     b = bundle_bf16
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     # an old shared link: step index and the legacy element keys
@@ -435,7 +435,7 @@ GRAPH_PROBLEMS = """() => {
 
 
 @pytest.mark.browser
-def test_graph_labels_never_collide_from_projector_to_phone(stepper_server, browser):
+def test_graph_labels_never_collide_from_projector_to_phone(browser, stepper_server):
     """Four runs with different graphs (CUDA's policy, inf/NaN, fused attention without scores/probs), each at
     a 1920 px screen, a 1440 px laptop, a 1024×768 projector and a 390 px phone."""
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
