@@ -1,0 +1,129 @@
+"""The attention lesson's in-browser stepper: one `st.components.v2` component fed one pre-serialised payload.
+
+Stepping, clicking graph nodes and heatmap cells, picking elements and exploring bits all happen in the browser
+(assets/components/stepper/*.js) from the lesson bundle; nothing here reruns for them. Only a new bundle (the
+sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
+
+The contract, Python → JS: `data=` is `bytes`, which Streamlit 1.67 forwards untouched as the proto's `bytes`
+field; the component receives it as a `Uint8Array` and reads it with `JSON.parse(new TextDecoder().decode(data))`.
+The bytes are UTF-8 JSON, assembled by concatenation so that the bundle is never parsed or re-serialised per
+session:
+
+    {"bundle": <LessonBundle.to_json()>, "text": {"ui": <stepper.toml>, "glossary": <glossary.toml>},
+     "style": {"dtype_colors": {dtype: "#rrggbb"}}, "meta": {"key": <component key>, "locale": "en"}}
+
+Every piece is serialised once per process and the joined payload is cached (keyed on the bundle's bytes object,
+whose hash Python keeps), so a mount costs a dictionary lookup here; what remains is Streamlit's own hashing and
+sending of the element. Callers should keep the bundle JSON as one shared `bytes` object (st.cache_resource,
+not st.cache_data, which hands each session a fresh copy).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import streamlit as st
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "assets" / "components" / "stepper"
+LOCALES = ROOT / "locales"
+SCRIPTS = ("floatbits.js", "graphlayout.js", "stepper.js")  # plain scripts first; stepper.js is the module
+TEXT_FILES = {"ui": "stepper.toml", "glossary": "glossary.toml"}
+# One colour per dtype, colour-blind-safe (Tableau 10); shared with the plotly figures once they read it from here.
+DTYPE_COLORS = {
+    "float32": "#4E79A7",
+    "float16": "#E15759",
+    "bfloat16": "#F28E2B",
+    "float64": "#76B7B2",
+    "float8_e4m3fn": "#B07AA1",
+    "bool": "#BAB0AC",
+    "int64": "#9C755F",
+}
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+_component = st.components.v2.component(
+    "mpviz_stepper",
+    html=_asset("stepper.html"),
+    css=_asset("stepper.css"),
+    js="\n".join(_asset(name) for name in SCRIPTS),
+)
+
+
+@lru_cache(maxsize=4)
+def stepper_text(locale: str = "en") -> dict:
+    """The stepper's words for `locale`: {"ui": stepper.toml, "glossary": glossary.toml}, read once per process."""
+    out = {}
+    for part, name in TEXT_FILES.items():
+        with open(LOCALES / locale / name, "rb") as f:
+            out[part] = tomllib.load(f)
+    return out
+
+
+_json_by_id: dict[int, tuple[object, bytes]] = {}
+
+
+def _json_once(obj: dict) -> bytes:
+    """JSON of a dict the caller keeps and never mutates (a text table, the colours), serialised once per object."""
+    hit = _json_by_id.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    if len(_json_by_id) >= 16:  # a few text tables and palettes at most; never grows without bound
+        _json_by_id.pop(next(iter(_json_by_id)))
+    _json_by_id[id(obj)] = (obj, data)
+    return data
+
+
+@lru_cache(maxsize=8)
+def _utf8(text: str) -> bytes:
+    return text.encode()
+
+
+@lru_cache(maxsize=16)
+def _join(bundle: bytes, text: bytes, colors: bytes, meta: bytes) -> bytes:
+    return b"".join(
+        (b'{"bundle":', bundle, b',"text":', text, b',"style":{"dtype_colors":', colors, b'},"meta":', meta, b"}")
+    )
+
+
+@lru_cache(maxsize=16)
+def _meta(key: str, locale: str) -> bytes:
+    return json.dumps({"key": key, "locale": locale}, separators=(",", ":")).encode()
+
+
+def stepper_payload(
+    bundle_json: str | bytes, text: dict, colors: dict, *, key: str = "stepper", locale: str = "en"
+) -> bytes:
+    """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session."""
+    bundle = _utf8(bundle_json) if isinstance(bundle_json, str) else bytes(bundle_json)
+    return _join(bundle, _json_once(text), _json_once(colors), _meta(key, locale))
+
+
+def mount_stepper(
+    bundle_json: str | bytes,
+    text: dict | None = None,
+    *,
+    key: str = "stepper",
+    colors: dict | None = None,
+    locale: str = "en",
+) -> None:
+    """Show the stepper for one lesson bundle (`mpviz.bundle.LessonBundle.to_json()`, ideally as shared bytes).
+
+    `text` defaults to this locale's stepper + glossary tables; `colors` to DTYPE_COLORS. `key` names the
+    component instance (and its saved place in the browser's sessionStorage); keep it stable across reruns.
+    """
+    payload = stepper_payload(
+        bundle_json,
+        text if text is not None else stepper_text(locale),
+        colors if colors is not None else DTYPE_COLORS,
+        key=key,
+        locale=locale,
+    )
+    _component(key=key, data=payload, width="stretch", height="content")
