@@ -15,10 +15,11 @@ from view.run_config import sidebar_config
 st.set_page_config(page_title=text.section("common")["app_title"], page_icon=":material/memory:", layout="wide")
 leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
-nav = navigation()
-st.session_state["_page"] = nav.url_path  # which lesson runs: view.url records the URL keys it declares
+nav, lesson = navigation()
+st.session_state["_page"] = lesson.slug  # which lesson runs: view.url records the URL keys it declares
 st.session_state["_run_config"] = sidebar_config()
 show_warnings()
-with guarded(nav.url_path or "page"):
+with guarded(lesson.slug):
     nav.run()
-share_link(nav.url_path)  # after the page ran: it has written its own state into the URL
+if not lesson.url_in_browser:  # there the component's own "Copy link" is the link
+    share_link(nav.url_path)  # after the page ran: it has written its own state into the URL

@@ -16,6 +16,7 @@ class Lesson:
     icon: str  # a Material Symbols name, shown in the navigation
     commands: tuple[str, ...] = ()  # CLI subcommands (python -m mpviz …) that print this lesson's measurements
     uses_run_config: bool = True  # whether the page reads the sidebar's attention-block run config
+    url_in_browser: bool = False  # a browser component keeps the view in the URL: the server cannot build the link
 
     @property
     def page(self) -> str:
@@ -23,7 +24,7 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("attention", ":material/footprint:", ("trace",)),
+    Lesson("attention", ":material/footprint:", ("trace",), url_in_browser=True),
     Lesson("policy", ":material/rule:", ("policy",)),
     Lesson("formats", ":material/memory:", ("bits",)),
     Lesson("softmax", ":material/functions:", ("softmax",)),

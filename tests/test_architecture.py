@@ -30,7 +30,7 @@ def test_engine_never_imports_streamlit():
 def test_engine_imports_cleanly_without_streamlit():
     code = (
         "import sys; sys.modules['streamlit'] = None; import mpviz, mpviz.__main__, mpviz.bundle, "
-        "view.figures.attention, view.figures.policy, view.figures.formats, view.figures.softmax, "
+        "view.figures.policy, view.figures.formats, view.figures.softmax, "
         "view.figures.scaler, view.figures.claims"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -1,9 +1,17 @@
-"""AppTest of the step-through page: renders for every dtype, steps move, bad URLs warn instead of failing."""
+"""AppTest of the attention lesson page: it hands the stepper one bundle per run config, and bad URLs warn.
 
-import pytest
+What the browser does with the bundle is tested in tests/test_stepper.py; the bundle itself in tests/test_bundle.py.
+"""
+
+import json
+
 from streamlit.testing.v1 import AppTest
 
+from mpviz.bundle import lesson_bundle
+from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
+from tests.hostile import unsafe_markup
+from view import text
 
 PAGE = "pages/attention.py"
 
@@ -12,46 +20,30 @@ def _app(**params) -> AppTest:
     return page_app(PAGE, **params).run()
 
 
-def _title(at: AppTest) -> str:
-    return at.subheader[0].value
+def _bundle(at: AppTest) -> dict:
+    (mount,) = at.get("bidi_component")
+    return json.loads(mount.proto.bytes)["bundle"]
 
 
-@pytest.mark.parametrize("dtype", ["off", "fp16", "bf16"])
-def test_renders_for_every_autocast_dtype(dtype):
-    at = _app(dtype=dtype)
+def test_the_page_mounts_the_lesson_bundle_of_the_sidebar_run_and_no_server_side_controls():
+    at = _app(dtype="fp16", device="cuda-sim", seq="8", dim="16", heads="2")
     assert not failures(at)
-    assert at.session_state["dtype"] == dtype
-    assert at.get("plotly_chart"), "the page draws its plots"
-
-
-def test_next_and_previous_change_the_shown_op():
-    at = _app()
-    first = _title(at)
-    at.button[[b.label for b in at.button].index("Next ▶")].click().run()
-    assert not failures(at)
-    assert at.session_state["step"] == 1 and _title(at) != first
-    at.slider(key="step").set_value(5).run()
-    assert at.session_state["step"] == 5
-    at.button[[b.label for b in at.button].index("◀ Previous")].click().run()
-    assert at.session_state["step"] == 4
-
-
-def test_full_op_list_keeps_the_current_op():
-    at = _app(step="3")
-    story_title = _title(at)
-    at.segmented_control(key="view").set_value("full").run()
-    assert not failures(at)
-    assert _title(at) == story_title  # same op, now located in the full list
-    assert at.session_state["step"] > 3
+    got = _bundle(at)
+    want = lesson_bundle(AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cuda-sim", "fp16").data
+    assert got == want
+    assert not at.get("plotly_chart") and not at.button and not at.slider  # stepping lives in the browser
+    sidebar_code = [c.value for c in at.sidebar.code]
+    assert sidebar_code == []  # the component's "Copy link" is this page's link (it holds the step)
 
 
 def test_garbage_url_parameters_warn_and_fall_back():
-    at = _app(dtype="xyz", step="-4", seq="99999", heads="abc", scale="nan")
+    at = _app(dtype="xyz", seq="99999", heads="abc", scale="nan", device="x` [a](https://evil.example) `")
     assert not failures(at)
     warnings = " ".join(w.value for w in at.warning)
     assert "dtype=xyz" in warnings and "`seq_len` = `99999`" in warnings and "heads=abc" in warnings
+    assert all(not unsafe_markup(w.value) for w in at.warning)  # echoed as inert code, never a link
     assert at.session_state["dtype"] == "bf16" and at.session_state["seq"] == 512
-    assert at.session_state["step"] == 0
+    assert at.session_state["device"] == "cpu"
 
 
 def test_fp16_ceiling_is_explained_not_crashed():
@@ -59,44 +51,6 @@ def test_fp16_ceiling_is_explained_not_crashed():
     assert not failures(at)
     assert at.session_state["seq"] == 256
     assert any("fp16 on CPU" in w.value for w in at.warning)
-
-
-def test_overflow_is_announced_with_a_jump_button():
-    at = _app(dtype="fp16", softmax="naive", scale="10")
-    assert not failures(at)
-    assert any("inf/nan first appears" in e.value for e in at.error)
-    assert any("CUDA (emulated on CPU)**'s autocast policy it first appears" in e.value for e in at.error)
-    jump = next(b for b in at.button if b.label.startswith("Jump to op"))
-    jump.click().run()
-    assert at.session_state["view"] == "full"
-    assert "aten.exp" in _title(at)
-
-
-def test_sdpa_explains_the_missing_heatmap():
-    at = _app(attn="sdpa")
-    assert not failures(at)
-    assert any("SDPA" in i.value for i in at.info)
-
-
-def test_cpu_and_cuda_policies_are_compared_where_they_differ():
-    at = _app(dtype="bf16", step="6")  # story step 6: probs
-    assert "probs" in " ".join(m.value for m in at.markdown)
-    line = next(m.value for m in at.markdown if "autocast policy this op" in m.value)
-    assert "bfloat16" in line and "float32" in line  # CPU keeps softmax in bf16, CUDA's policy upcasts it
-
-
-def test_cuda_sim_is_labelled_as_emulated():
-    at = _app(device="cuda-sim", dtype="fp16", step="20")  # a backward step
-    assert not failures(at)
-    captions = " ".join(c.value for c in at.caption)
-    assert "computed on CPU" in captions and "backward is emulated" in captions
-
-
-def test_an_overflow_that_cuda_policy_avoids_is_said_so():
-    # scores reach ~18: past fp16's exp limit (~11.09) but not float32's (~88.7), where CUDA's policy runs exp
-    at = _app(dtype="fp16", softmax="naive", scale="4")
-    assert not failures(at)
-    assert any("the same run stays finite" in e.value for e in at.error)
 
 
 def test_a_failed_policy_probe_is_reported_not_raised(monkeypatch):
@@ -109,4 +63,5 @@ def test_a_failed_policy_probe_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(mpviz.attention, "_policy_map", probe_dies)
     at = _app()
     assert not failures(at)
-    assert any("Probing autocast's policy failed" in e.value for e in at.error)
+    words = text.load("en", "common")["probe_error"].split("{")[0]
+    assert any(words in e.value for e in at.error)

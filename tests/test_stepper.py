@@ -3,7 +3,7 @@ and what the browser does with it, without the server.
 
 Python side: the payload is the pre-serialised bytes the docstring promises, cached, and AppTest sees the mount.
 Text side: every key the JS asks for exists in locales/en, every glossary term the text uses is defined.
-Browser side (Chromium against `streamlit run tests/apps/stepper_app.py`): stepping, clicking a graph node, a
+Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
 heatmap cell, a bit and ±1 ulp show the right op and element and send no rerun to the server; a copied link and a
 new run keep the place; the JS float bits agree with mpviz.formats.encode.
 """
@@ -14,12 +14,7 @@ import math
 import os
 import re
 import shutil
-import socket
 import string
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -32,10 +27,12 @@ from mpviz.emulation import EMULATION_LIMITS
 from mpviz.formats import FORMAT_NAMES, decode, encode, resolve_format
 from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
-from view.stepper import ASSETS, DTYPE_COLORS, SCRIPTS, stepper_payload, stepper_text
+from tests.apptest import failures, page_app
+from view import text
+from view.figures.style import DTYPE_COLORS
+from view.stepper import ASSETS, SCRIPTS, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = "tests/apps/stepper_app.py"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 JS = {name: (ASSETS / name).read_text() for name in SCRIPTS}
@@ -65,10 +62,8 @@ def test_payload_is_the_bundle_bytes_wrapped_once(monkeypatch):
 
 
 def test_apptest_sees_the_mount_with_the_bundle_inside(bundle_bf16):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / APP), default_timeout=120).run()
-    assert not at.exception
+    at = page_app("pages/attention.py").run()
+    assert not failures(at)
     mounts = [e for e in at.get("bidi_component")]
     assert len(mounts) == 1
     proto = mounts[0].proto
@@ -176,52 +171,6 @@ def browser():
         b.close()
 
 
-@pytest.fixture(scope="module")
-def stepper_server(tmp_path_factory):
-    """`streamlit run tests/apps/stepper_app.py` on a free loopback port, one per module; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log_path = tmp_path_factory.mktemp("stepper") / "server.log"
-    args = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        APP,
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-    ]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not become healthy in 90 s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-
-
 # What the component shows, read from its DOM (Playwright's CSS engine pierces the shadow root).
 STATE = """() => {
     const host = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
@@ -276,10 +225,11 @@ def _js_float(text: str) -> float:
 
 
 @pytest.mark.browser
-def test_stepping_and_picking_stay_in_the_browser(browser, stepper_server, bundle_bf16):
+def test_stepping_and_picking_stay_in_the_browser(browser, streamlit_server, bundle_bf16):
     b = bundle_bf16
+    server, _ = streamlit_server
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    page, counter = _open(context, stepper_server)
+    page, counter = _open(context, server)
     reruns_at_load = counter.reruns
     assert reruns_at_load == 1  # the page's first run
     assert _state(page)["event"] == b["story"][0]["event"]
@@ -334,11 +284,12 @@ def test_stepping_and_picking_stay_in_the_browser(browser, stepper_server, bundl
 
 
 @pytest.mark.browser
-def test_views_keys_and_a_new_run_keep_the_same_tensor(browser, stepper_server, bundle_bf16):
+def test_views_keys_and_a_new_run_keep_the_same_tensor(browser, streamlit_server, bundle_bf16):
     b = bundle_bf16
+    server, _ = streamlit_server
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     # an old shared link: step index and the legacy element keys
-    page, counter = _open(context, f"{stepper_server}/?step=5&em=1&er=2&ec=3")
+    page, counter = _open(context, f"{server}/?step=5&em=1&er=2&ec=3")
     st = _state(page)
     assert st["event"] == b["landmarks"]["scores"] == b["story"][5]["event"] and st["el"] == [1, 2, 3]
     page.wait_for_function("() => location.search.includes('el=1.2.3') && !location.search.includes('em=')")
@@ -359,18 +310,19 @@ def test_views_keys_and_a_new_run_keep_the_same_tensor(browser, stepper_server, 
 
     # a new run (the sidebar's device changes): the same tensor stays in view, our URL keys survive the rerun
     cpu_event = _state(page)["event"]
-    page.locator("[data-testid=stSidebar]").get_by_text("cuda-sim", exact=True).click()
+    device_labels = text.load("en", "common")["device_labels"]
+    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+    page.get_by_role("option", name=device_labels["cuda-sim"]).click()
     page.wait_for_function("() => location.search.includes('device=cuda-sim')")
     page.wait_for_selector(APP_IDLE, timeout=120_000)
     page.wait_for_function(f"({STATE})().event !== {cpu_event}", timeout=60_000)  # CUDA's backward: another order
     st = _state(page)
     assert st["landmarks"] == ["grad_head.weight"] and st["current"] == ["grad_head.weight"]
-    page.wait_for_function("() => location.search.includes('run=cuda-sim-bf16')")  # Python rewrote the query
-    assert "view=full" in page.url and "device=cuda-sim" in page.url
+    assert "view=full" in page.url and "device=cuda-sim" in page.url  # Python rewrote the query: ours survived
     page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{st['event']}'")
 
     # leaving and coming back in the same tab (no query string): the place is kept in sessionStorage
-    page.goto(f"{stepper_server}/?device=cuda-sim")
+    page.goto(f"{server}/?device=cuda-sim")
     page.wait_for_selector(APP_IDLE, timeout=120_000)
     page.wait_for_function(f"({STATE})() && ({STATE})().event === {st['event']}")
     context.close()
@@ -435,15 +387,16 @@ GRAPH_PROBLEMS = """() => {
 
 
 @pytest.mark.browser
-def test_graph_labels_never_collide_from_projector_to_phone(browser, stepper_server):
+def test_graph_labels_never_collide_from_projector_to_phone(browser, streamlit_server):
     """Four runs with different graphs (CUDA's policy, inf/NaN, fused attention without scores/probs), each at
     a 1920 px screen, a 1440 px laptop, a 1024×768 projector and a 390 px phone."""
+    server, _ = streamlit_server
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     page = context.new_page()
     modes = set()
-    for query in ("", "device=cuda-sim", "config=naive&dtype=fp16", "config=sdpa"):
+    for query in ("", "device=cuda-sim", "softmax=naive&scale=4&dtype=fp16", "attn=sdpa"):
         page.set_viewport_size({"width": 1920, "height": 1080})
-        page.goto(f"{stepper_server}/?{query}")
+        page.goto(f"{server}/?{query}")
         page.wait_for_selector(APP_IDLE, timeout=120_000)
         page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
         for width, height in ((1920, 1080), (1440, 900), (1024, 768), (390, 844)):

@@ -10,6 +10,7 @@ shows the failure it prevents.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 # Private API: the class attribute Streamlit reads to pick legacy pages/ mode. If a Streamlit upgrade renames it,
 # this import fails loudly (tests/test_navigation.py) instead of the first visitor silently getting the legacy run.
@@ -30,10 +31,13 @@ def leave_legacy_pages_mode() -> None:
         st.rerun()
 
 
-def navigation() -> st.navigation:
-    """One st.Page per registered lesson, titled and ordered as the registry says."""
-    pages = []
+def navigation() -> tuple[StreamlitPage, lessons.Lesson]:
+    """One st.Page per registered lesson, titled and ordered as the registry says; returns the page this run shows
+    (call its .run()) and its lesson. The first lesson is the home page, whose URL path is empty."""
+    pages = {}
     for entry in lessons.LESSONS:
         words = text.section(entry.slug)
-        pages.append(st.Page(entry.page, title=words.get("nav", words["title"]), icon=entry.icon, url_path=entry.slug))
-    return st.navigation(pages)
+        page = st.Page(entry.page, title=words.get("nav", words["title"]), icon=entry.icon, url_path=entry.slug)
+        pages[page] = entry
+    current = st.navigation(list(pages))
+    return current, pages[current]

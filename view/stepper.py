@@ -25,23 +25,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import streamlit as st
-import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT / "assets" / "components" / "stepper"
-LOCALES = ROOT / "locales"
+from view import text
+from view.figures.style import DTYPE_COLORS
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "components" / "stepper"
 SCRIPTS = ("floatbits.js", "graphlayout.js", "stepper.js")  # plain scripts first; stepper.js is the module
-TEXT_FILES = {"ui": "stepper.toml", "glossary": "glossary.toml"}
-# One colour per dtype, colour-blind-safe (Tableau 10); shared with the plotly figures once they read it from here.
-DTYPE_COLORS = {
-    "float32": "#4E79A7",
-    "float16": "#E15759",
-    "bfloat16": "#F28E2B",
-    "float64": "#76B7B2",
-    "float8_e4m3fn": "#B07AA1",
-    "bool": "#BAB0AC",
-    "int64": "#9C755F",
-}
 
 
 def _asset(name: str) -> str:
@@ -58,12 +47,8 @@ _component = st.components.v2.component(
 
 @lru_cache(maxsize=4)
 def stepper_text(locale: str = "en") -> dict:
-    """The stepper's words for `locale`: {"ui": stepper.toml, "glossary": glossary.toml}, read once per process."""
-    out = {}
-    for part, name in TEXT_FILES.items():
-        with open(LOCALES / locale / name, "rb") as f:
-            out[part] = tomllib.load(f)
-    return out
+    """The stepper's words for `locale`: {"ui": stepper.toml, "glossary": glossary.toml}, one object per process."""
+    return {"ui": text.plain(locale, "stepper"), "glossary": text.plain(locale, "glossary")}
 
 
 _json_by_id: dict[int, tuple[object, bytes]] = {}
@@ -116,13 +101,13 @@ def mount_stepper(
 ) -> None:
     """Show the stepper for one lesson bundle (`mpviz.bundle.LessonBundle.to_json()`, ideally as shared bytes).
 
-    `text` defaults to this locale's stepper + glossary tables; `colors` to DTYPE_COLORS. `key` names the
+    `text` defaults to this locale's stepper + glossary tables; `colors` to the app's DTYPE_COLORS. `key` names the
     component instance (and its saved place in the browser's sessionStorage); keep it stable across reruns.
     """
     payload = stepper_payload(
         bundle_json,
         text if text is not None else stepper_text(locale),
-        colors if colors is not None else DTYPE_COLORS,
+        colors if colors is not None else DTYPE_COLORS,  # the plotly figures' colours: one palette everywhere
         key=key,
         locale=locale,
     )

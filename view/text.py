@@ -35,6 +35,17 @@ def load(lang: str, section_name: str) -> MappingProxyType:
         return _frozen(tomllib.load(f))
 
 
+@cache
+def plain(lang: str, section_name: str) -> dict:
+    """The words of one section as plain dicts, for JSON (a browser component's text); one shared object per
+    process: never mutate it."""
+
+    def thaw(value: Any) -> Any:
+        return {k: thaw(v) for k, v in value.items()} if isinstance(value, MappingProxyType) else value
+
+    return thaw(load(lang, section_name))
+
+
 def language() -> str:
     """The language of this session's view."""
     lang = st.session_state.get("lang", DEFAULT_LANGUAGE)

@@ -8,6 +8,19 @@ const SVGNS = "http://www.w3.org/2000/svg";
 // Shared through `window`, not module scope: Streamlit may evaluate this module again for a remount.
 const REGISTRY = (window[Symbol.for("mpviz.stepper")] ??= { apps: new WeakMap(), loaded: false });
 const APPS = REGISTRY.apps;  // shadow root → its Stepper (kept across Streamlit reruns)
+// Streamlit rewrites the whole query string from the server's copy after a rerun (e.g. the sidebar changed the
+// device), and the server never hears of the step we keep in the URL without a rerun. So, once per page, wrap the
+// history API: a URL written for the page the active stepper lives on gets the stepper's own keys merged back in.
+if (!REGISTRY.history) {
+  REGISTRY.history = { push: history.pushState.bind(history), replace: history.replaceState.bind(history) };
+  for (const [name, original] of [["pushState", REGISTRY.history.push], ["replaceState", REGISTRY.history.replace]]) {
+    history[name] = (state, unused, url) => {
+      let merged = url;
+      try { merged = REGISTRY.active?.mergeUrl(url) ?? url; } catch { merged = url; }  // never break navigation
+      return original(state, unused, merged);
+    };
+  }
+}
 const PARAMS = ["step", "view", "phase", "head", "el"];
 const LEGACY_EL = ["em", "er", "ec"];
 const VIEWS = ["story", "full"];
@@ -1471,7 +1484,16 @@ class Stepper {
 
   writeUrl() {
     clearTimeout(this.urlTimer);
-    const u = new URL(location.href);
+    const next = this.mergeUrl(location.href);
+    if (next !== location.href) REGISTRY.history.replace(history.state, "", next);
+  }
+
+  // `url` with this stepper's keys set to its current state (and old element keys gone), if it is a URL of the page
+  // this stepper lives on; any other URL unchanged.
+  mergeUrl(url) {
+    if (url == null || !this.st || !this.app.isConnected) return url;
+    const u = new URL(url, location.href);
+    if (u.pathname !== this.path) return url;
     const q = u.searchParams;
     q.set("step", String(this.st.pos));
     q.set("view", this.st.view);
@@ -1480,14 +1502,15 @@ class Stepper {
     else q.delete("head");
     q.set("el", this.st.el.join("."));
     for (const k of LEGACY_EL) q.delete(k);
-    const next = u.toString();
-    if (next !== location.href) history.replaceState(history.state, "", next);
+    return u.toString();
   }
 
   // ── listeners and tooltips ──
   attach() {
     if (this.listening) return;
     this.listening = true;
+    this.path = location.pathname;
+    REGISTRY.active = this;
     window.addEventListener("keydown", this.onKey);
     this.resize.observe(this.app);
     this.tipOver = (e) => this.showTip(e);
@@ -1503,6 +1526,7 @@ class Stepper {
     this.listening = false;
     this.stopPlay();
     this.writeUrl();
+    if (REGISTRY.active === this) REGISTRY.active = null;
     window.removeEventListener("keydown", this.onKey);
     this.resize.disconnect();
     this.app.removeEventListener("mouseover", this.tipOver);
