@@ -5,11 +5,11 @@
 #   deploy/cluster.sh stop PORT      stops exactly what `start N PORT` started (its pid files), nothing else
 #
 # Everything lives in one run directory, ${MPVIZ_CLUSTER_DIR:-${XDG_RUNTIME_DIR:-/tmp}/mpviz-cluster-PORT}:
-# replica-I.{pid,port,log}, nginx.{conf,pid}, nginx-{error,access}.log, cookie-secret, tmp/.
-# Environment: PYTHON (default python3); OMP_NUM_THREADS for each replica (default 1: a replica serves many sessions
-# on threads of one process, and torch's own per-op threads on top of them oversubscribe the cores; see README);
-# MPVIZ_CLUSTER_DEBUG=1 adds an X-Upstream response header naming the replica that served each request (tests
-# only: it tells visitors the replicas' addresses).
+# replica-I.{pid,port,log}, nginx.{conf,pid}, nginx-{error,access}.log, cookie-secret, streamlit-static/, tmp/.
+# Environment: PYTHON (default python3); OMP_NUM_THREADS, torch's threads per replica (default: the machine's cores
+# shared out, at least 1, so N replicas do not each size their pools to the whole machine); MPVIZ_CLUSTER_DEBUG=1
+# adds an X-Upstream response header naming the replica that served each request (tests only: it tells visitors
+# the replicas' addresses).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -112,7 +112,7 @@ stop() {
 }
 
 start() {
-    local n="$1" port="$2" dir secret ports i p pid upstream="" user_line="" debug_headers="" conf
+    local n="$1" port="$2" dir secret threads ports i p pid static upstream="" user_line="" debug_headers="" conf
     [[ "$n" =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 16)) || { echo "N must be 1..16, got '$n'" >&2; exit 2; }
     command -v nginx >/dev/null || { echo "nginx not found: apt-get install -y nginx" >&2; exit 1; }
     dir="$(run_dir "$port")"
@@ -133,12 +133,14 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
     secret="$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')"
     (umask 077 && echo "$secret" >"$dir/cookie-secret")
 
+    threads=$(($(nproc) / n))
+    ((threads >= 1)) || threads=1
     read -r -a ports <<<"$(free_ports "$n")"
     for ((i = 0; i < n; i++)); do
         p="${ports[$i]}"
         # setsid: each replica leads its own process group, so `stop` ends it and anything it spawned.
         (cd "$ROOT" && STREAMLIT_SERVER_COOKIE_SECRET="$secret" STREAMLIT_LOGGER_ENABLE_RICH=false \
-            OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
+            OMP_NUM_THREADS="${OMP_NUM_THREADS:-$threads}" \
             exec setsid "$PYTHON" -m streamlit run app.py --server.address 127.0.0.1 --server.port "$p" \
             --server.headless true </dev/null >"$dir/replica-$i.log" 2>&1) &
         echo "$!" >"$dir/replica-$i.pid"
@@ -156,7 +158,13 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
     if [[ "${MPVIZ_CLUSTER_DEBUG:-}" == 1 ]]; then
         debug_headers='        add_header X-Upstream $upstream_addr always;  # MPVIZ_CLUSTER_DEBUG=1 only'
     fi
+    # nginx serves Streamlit's static assets itself, from a copy (its workers may not read the replicas' venv).
+    static="$("$PYTHON" -c 'import os, streamlit; print(os.path.join(os.path.dirname(streamlit.__file__), "static"))')"
+    rm -rf "$dir/streamlit-static"
+    cp -r "$static" "$dir/streamlit-static"
+    chmod -R a+rX "$dir/streamlit-static"
     conf="$(<"$ROOT/deploy/nginx.conf.template")"
+    conf="${conf//@STATIC_DIR@/$dir/streamlit-static}"
     conf="${conf//@RUN_DIR@/$dir}"
     conf="${conf//@LISTEN@/127.0.0.1:$port}"
     conf="${conf//@UPSTREAM_SERVERS@/${upstream%$'\n'}}"

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections import Counter
@@ -109,10 +110,14 @@ class Cluster:
 
 
 @contextmanager
-def _running(n: int, run_dir: Path) -> Iterator[Cluster]:
-    """`deploy/cluster.sh start N PORT` in `run_dir`; stopped (and checked gone) on the way out."""
+def _running(n: int) -> Iterator[Cluster]:
+    """`deploy/cluster.sh start N PORT` in a fresh run directory; stopped (and checked gone) on the way out.
+
+    The run directory is not under pytest's tmp_path: a pytest run started meanwhile on the same machine prunes
+    older numbered tmp directories, and nginx serves Streamlit's static files from this one."""
     _require_nginx()
     port = _free_port()
+    run_dir = Path(tempfile.mkdtemp(prefix=f"mpviz-cluster-{port}-"))
     env = {
         **os.environ,
         "PYTHON": sys.executable,
@@ -150,14 +155,15 @@ def _running(n: int, run_dir: Path) -> Iterator[Cluster]:
         leftovers = [pid for pid in pids if _group_alive(pid)]
         for pid in leftovers:
             os.killpg(pid, signal.SIGKILL)
+        shutil.rmtree(run_dir, ignore_errors=True)
         assert stopped.returncode == 0, stopped.stderr
         assert not leftovers, f"cluster.sh stop left process groups {leftovers} running"
 
 
 @pytest.fixture
-def cluster(tmp_path):
+def cluster():
     """Two replicas behind nginx, for this test only."""
-    with _running(REPLICAS, tmp_path / "cluster") as c:
+    with _running(REPLICAS) as c:
         yield c
 
 
@@ -312,21 +318,50 @@ def _keys_per_replica(cluster: Cluster, per_replica: int) -> dict[str, list[str]
 # --- the tests -------------------------------------------------------------------------------------------------
 
 
-def test_a_class_through_two_replicas_and_a_replica_dying(tmp_path):
+def _cpu_s(pid: int) -> float:
+    """CPU seconds a process and its reaped children have used (user + system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
+@dataclass
+class Wave:
+    """A class's sessions, with what they cost the servers: wall time is shared with anything else on the machine,
+    CPU seconds per replica are not (they bound the wait: one replica runs its sessions' scripts under one GIL)."""
+
+    visits: list[Visit]
+    cpu_s: dict[str, float]  # replica name -> CPU seconds used during the wave
+    load_before: float  # the machine's 1-minute load average when the wave started
+
+    def line(self) -> str:
+        cpu = ", ".join(f"{name} {s:.1f}" for name, s in self.cpu_s.items())
+        return f"{_summary(self.visits)}; server CPU s: {cpu}; load avg before {self.load_before:.1f}"
+
+
+def _wave(cluster: Cluster, n: int) -> Wave:
+    load, before = os.getloadavg()[0], {r.name: _cpu_s(r.pid) for r in cluster.replicas}
+    visits = asyncio.run(_class(cluster.url, n))
+    cpu = {r.name: _cpu_s(r.pid) - before[r.name] for r in cluster.replicas}
+    return Wave(visits, cpu, load)
+
+
+def test_a_class_through_two_replicas_and_a_replica_dying():
     began = time.perf_counter()
-    with _running(1, tmp_path / "single") as one:  # the same class, the same way, against a single process first
-        single = asyncio.run(_class(one.url, CLASS_SIZE))
-    with _running(REPLICAS, tmp_path / "cluster") as cluster:
+    with _running(1) as one:  # the same class, the same way, against a single process first
+        single = _wave(one, CLASS_SIZE)
+    with _running(REPLICAS) as cluster:
         _class_then_kill(cluster, single, began)
 
 
-def _class_then_kill(cluster: Cluster, single: list[Visit], began: float) -> None:
-    proxied = asyncio.run(_class(cluster.url, CLASS_SIZE))
+def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float) -> None:
+    wave = _wave(cluster, CLASS_SIZE)
+    single, proxied = single_wave.visits, wave.visits
     per_replica = Counter(v.served_by for v in proxied)
     lines = [
-        f"cluster: a class of {CLASS_SIZE} fresh sessions opens ?{LINK} at once (fresh processes, 2 cores)",
-        f"  1 replica behind nginx      : {_summary(single)}",
-        f"  {REPLICAS} replicas behind nginx     : {_summary(proxied)}",
+        f"cluster: a class of {CLASS_SIZE} fresh sessions opens ?{LINK} at once "
+        f"(fresh processes, {os.cpu_count()} cores)",
+        f"  1 replica behind nginx      : {single_wave.line()}",
+        f"  {REPLICAS} replicas behind nginx     : {wave.line()}",
         "  sessions per replica        : "
         + ", ".join(f"{cluster.replica(a).name} {n}" for a, n in sorted(per_replica.items()) if a),
     ]
@@ -384,8 +419,9 @@ def _class_then_kill(cluster: Cluster, single: list[Visit], began: float) -> Non
 
 
 @pytest.mark.browser
-def test_every_page_through_the_proxy_has_no_csp_violation(cluster):
-    """Chromium through nginx: every page in the app's navigation renders with zero CSP violations."""
+def test_every_page_through_the_proxy_in_chromium(cluster):
+    """Chromium through nginx: every page in the app's navigation renders with zero CSP violations; then the replica
+    serving the tab is killed and the tab reconnects to the live one by itself and renders the page again."""
     exe = _require_chromium()
     from playwright.sync_api import sync_playwright
 
@@ -400,25 +436,51 @@ def test_every_page_through_the_proxy_has_no_csp_violation(cluster):
             context = browser.new_context(viewport={"width": 1400, "height": 1600})
             context.add_init_script(record)
             page = context.new_page()
-            console = []
+            console, sockets = [], []
             page.on("console", lambda m: console.append(m.text) if "Content Security Policy" in m.text else None)
+            page.on("websocket", lambda ws: sockets.append(ws.url))
             page.goto(f"{cluster.url}/")
             page.wait_for_selector(APP_IDLE, timeout=180_000)
             urls = page.eval_on_selector_all("[data-testid='stSidebarNav'] a", "links => links.map(a => a.href)")
             assert len(urls) >= 2, f"no navigation found: {urls}"
             for url in urls:
                 page.goto(url)
-                page.wait_for_selector(APP_IDLE, timeout=180_000)
-                page.wait_for_timeout(300)  # a rerun the page asks for itself starts within this
-                page.wait_for_selector(APP_IDLE, timeout=180_000)
+                _wait_idle(page)
                 seen[url] = page.evaluate("window.__csp")
             cookies = {c["name"]: c for c in context.cookies()}
+
+            # the replica this tab lives on dies; the frontend polls health and reconnects through the proxy
+            served = _served(context.request.get(f"{cluster.url}/_stcore/health").headers["x-upstream"])
+            victim = cluster.replica(served)
+            opened = len(sockets)
+            os.kill(victim.pid, signal.SIGKILL)
+            for _ in range(150):
+                if len(sockets) > opened:
+                    break
+                page.wait_for_timeout(200)
+            _wait_idle(page)
+            reconnected = len(sockets) > opened
+            after_kill = {
+                "exceptions": page.locator("[data-testid='stException']").count(),
+                "title": page.locator("h1").first.inner_text() if page.locator("h1").count() else "",
+                "served by": _served(context.request.get(f"{cluster.url}/_stcore/health").headers["x-upstream"]),
+            }
         finally:
             browser.close()
     for url, violations in seen.items():
         print(f"{url}: {len(violations)} CSP violation(s) {violations}")
+    print(f"killed {victim.name} under the tab on {urls[-1]}: reconnected {reconnected}, then {after_kill}")
     unexpected = {u: [v for v in vs if not any(k in v for k in KNOWN_APP_VIOLATIONS)] for u, vs in seen.items()}
     assert not any(unexpected.values()), f"CSP violations: {unexpected}\nconsole: {console}"
     assert all(any(k in m for k in KNOWN_APP_VIOLATIONS) for m in console), console
     route = cookies["mpviz_route"]
     assert route["httpOnly"] and route["sameSite"] == "Lax" and route["path"] == "/"
+    assert reconnected, f"the tab opened no new websocket after {victim.name} died\n{cluster.logs()}"
+    assert after_kill["exceptions"] == 0 and after_kill["title"], after_kill
+    assert after_kill["served by"] != victim.addr, after_kill
+
+
+def _wait_idle(page) -> None:
+    page.wait_for_selector(APP_IDLE, timeout=180_000)
+    page.wait_for_timeout(300)  # a rerun the page asks for itself starts within this
+    page.wait_for_selector(APP_IDLE, timeout=180_000)

@@ -171,6 +171,15 @@ def test_websocket_location_upgrades_and_stays_open():
     assert "proxy_pass http://mpviz;" in _location(HEALTH)
 
 
+def test_proxy_serves_streamlits_static_files_itself_and_safely():
+    static = re.search(r"location /static/ \{(.*?)\n        \}", _nginx(), re.S)
+    assert static, "no location /static/"
+    assert "alias @STATIC_DIR@/static/;" in static.group(1)  # both slashes: no /static../ traversal via alias
+    assert "add_header" not in static.group(1)  # it would drop the server's security headers for these files
+    types = re.search(r"types \{(.*?)\}", _nginx(), re.S).group(1)
+    assert re.search(r"text/javascript js", types)  # module scripts are refused under any other type
+
+
 # --- deploy/cluster.sh -------------------------------------------------------------------------------------------
 
 
