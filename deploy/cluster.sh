@@ -133,6 +133,25 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
     secret="$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')"
     (umask 077 && echo "$secret" >"$dir/cookie-secret")
 
+    if [[ "$(id -u)" == 0 ]]; then  # root: nginx's workers drop to nobody, who must own the temp dirs
+        user_line="user nobody nogroup;"
+        chown -R nobody:nogroup "$dir/tmp"
+    fi
+    if [[ "${MPVIZ_CLUSTER_DEBUG:-}" == 1 ]]; then
+        debug_headers='        add_header X-Upstream $upstream_addr always;  # MPVIZ_CLUSTER_DEBUG=1 only'
+    fi
+    # nginx serves Streamlit's static assets itself, from a copy (its workers may not read the replicas' venv).
+    static="$("$PYTHON" -c 'import os, streamlit; print(os.path.join(os.path.dirname(streamlit.__file__), "static"))')"
+    rm -rf "$dir/streamlit-static"
+    cp -r "$static" "$dir/streamlit-static"
+    chmod -R a+rX "$dir/streamlit-static"
+    if [[ -n "$user_line" ]] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        test -r "$dir/streamlit-static/index.html"; then
+        echo "nginx's workers (user nobody) cannot read $dir: put the run directory where others may enter" \
+            "(MPVIZ_CLUSTER_DIR=/tmp/...)" >&2
+        false
+    fi
+
     threads=$(($(nproc) / n))
     ((threads >= 1)) || threads=1
     read -r -a ports <<<"$(free_ports "$n")"
@@ -151,18 +170,6 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
         wait_healthy "http://127.0.0.1:${ports[$i]}/_stcore/health" "$(<"$dir/replica-$i.pid")" "$dir/replica-$i.log"
     done
 
-    if [[ "$(id -u)" == 0 ]]; then  # root: nginx's workers drop to nobody, who must own the temp dirs
-        user_line="user nobody nogroup;"
-        chown -R nobody:nogroup "$dir/tmp"
-    fi
-    if [[ "${MPVIZ_CLUSTER_DEBUG:-}" == 1 ]]; then
-        debug_headers='        add_header X-Upstream $upstream_addr always;  # MPVIZ_CLUSTER_DEBUG=1 only'
-    fi
-    # nginx serves Streamlit's static assets itself, from a copy (its workers may not read the replicas' venv).
-    static="$("$PYTHON" -c 'import os, streamlit; print(os.path.join(os.path.dirname(streamlit.__file__), "static"))')"
-    rm -rf "$dir/streamlit-static"
-    cp -r "$static" "$dir/streamlit-static"
-    chmod -R a+rX "$dir/streamlit-static"
     conf="$(<"$ROOT/deploy/nginx.conf.template")"
     conf="${conf//@STATIC_DIR@/$dir/streamlit-static}"
     conf="${conf//@RUN_DIR@/$dir}"
