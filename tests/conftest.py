@@ -11,6 +11,7 @@ import pytest
 import streamlit as st
 
 from mpviz.admission import default_cache
+from tests.browser import CHROMIUM_ARGS, require_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
@@ -64,3 +65,15 @@ def streamlit_server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the whole run (contexts keep tests apart); see tests/browser.py."""
+    exe = require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

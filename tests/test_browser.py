@@ -7,13 +7,13 @@ in-browser journey is tests/test_stepper.py.) In CI (CI=true) a missing Chromium
 import pytest
 
 from mpviz.lessons import LESSONS
-from tests.test_stepper import APP_IDLE, browser  # noqa: F401  (the module-scoped Chromium fixture)
+from tests.browser import APP_IDLE
 
 pytestmark = pytest.mark.browser
 BOUNDARY_ERROR = "[data-testid='stAlertContentError']:has-text('error id')"
 
 
-def test_every_lesson_opens_in_a_real_browser(browser, streamlit_server, tmp_path):  # noqa: F811
+def test_every_lesson_opens_in_a_real_browser(browser, streamlit_server, tmp_path):
     server, log = streamlit_server
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     for entry in LESSONS:

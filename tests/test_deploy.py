@@ -9,10 +9,10 @@ import hashlib
 import re
 import shlex
 import subprocess
+import tomllib
 from pathlib import Path
 
 import streamlit
-import tomllib
 import yaml
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest

@@ -11,9 +11,7 @@ new run keep the place; the JS float bits agree with mpviz.formats.encode.
 import base64
 import json
 import math
-import os
 import re
-import shutil
 import string
 from pathlib import Path
 
@@ -28,13 +26,12 @@ from mpviz.formats import FORMAT_NAMES, decode, encode, resolve_format
 from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
 from tests.apptest import failures, page_app
+from tests.browser import APP_IDLE
 from view import text
 from view.figures.style import DTYPE_COLORS
 from view.stepper import ASSETS, SCRIPTS, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
-APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 JS = {name: (ASSETS / name).read_text() for name in SCRIPTS}
 
 
@@ -152,25 +149,6 @@ def test_the_component_builds_no_html_from_strings_and_reaches_no_network():
 
 
 # ── the browser ─────────────────────────────────────────────────────────────────────────────────────────────
-def _require_chromium() -> str:
-    if CHROMIUM:
-        return CHROMIUM
-    if os.environ.get("CI"):
-        pytest.fail("Chromium is missing in CI: .ci/run must `apt-get install -y chromium`")
-    pytest.skip("no chromium on this machine (apt-get install -y chromium); CI runs this test for real")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        yield b
-        b.close()
-
-
 # What the component shows, read from its DOM (Playwright's CSS engine pierces the shadow root).
 STATE = """() => {
     const host = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');

@@ -1,0 +1,92 @@
+"""Speak a browser's Streamlit protocol without a browser, for load tests: one websocket per session.
+
+A session connects to `/_stcore/stream` (subprotocol "streamlit"), sends one binary
+`BackMsg(rerun_script=ClientState(query_string=...))` and reads binary `ForwardMsg`s until the script run has
+finished for good (a run that ends early for an `st.rerun()` goes on).
+"""
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
+
+MAX_MESSAGES_PER_RUN = 5000  # bounds the read loop, far above what one run of a page sends
+MAX_MESSAGE_BYTES = 64 * 2**20
+SUCCESS = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_SUCCESSFULLY)
+RERUN = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+
+
+@dataclass
+class SessionRun:
+    """What one student's browser received for one page load."""
+
+    query: str
+    latency_s: float = math.nan  # rerun_script sent → final script_finished received
+    statuses: list[str] = field(default_factory=list)  # every script_finished, in order
+    headings: list[tuple[str, str]] = field(default_factory=list)  # (tag, body) of the last run
+    components: list[bytes] = field(default_factory=list)  # bytes payloads of st.components.v2 mounts, last run
+    exceptions: list[str] = field(default_factory=list)  # exception elements of any run
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.statuses) and self.statuses[-1] == SUCCESS and not self.exceptions
+
+
+def rerun_request(base_url: str, query: str) -> bytes:
+    """The BackMsg a browser sends right after connecting to `base_url/?query` (the default page)."""
+    msg = BackMsg()
+    state = msg.rerun_script
+    state.query_string = query  # without the "?"
+    state.page_script_hash = ""  # "" = the navigation's default page (URL "/")
+    state.context_info.url = f"{base_url}/?{query}"
+    state.context_info.timezone = "UTC"
+    state.context_info.locale = "en-US"
+    return msg.SerializeToString()
+
+
+async def open_page(base_url: str, query: str) -> SessionRun:
+    """Connect one session, request the page and read ForwardMsgs until its run has finished for good."""
+    run = SessionRun(query)
+    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
+    async with connect(
+        ws_url,
+        subprotocols=[Subprotocol("streamlit")],
+        max_size=MAX_MESSAGE_BYTES,
+        compression=None,
+        open_timeout=60,
+        ping_interval=None,
+    ) as ws:
+        started = time.perf_counter()
+        await ws.send(rerun_request(base_url, query))
+        for _ in range(MAX_MESSAGES_PER_RUN):
+            msg = ForwardMsg()
+            msg.ParseFromString(await ws.recv(decode=False))
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":  # a (re)started run: the browser would replace what it showed
+                run.headings.clear()
+                run.components.clear()
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                which = element.WhichOneof("type")
+                if which == "exception":
+                    run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+                elif which == "heading":
+                    run.headings.append((element.heading.tag, element.heading.body))
+                elif which == "bidi_component" and element.bidi_component.WhichOneof("data") == "bytes":
+                    run.components.append(element.bidi_component.bytes)
+            elif kind == "script_finished":
+                run.statuses.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
+                if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    run.latency_s = time.perf_counter() - started
+                    return run
+        raise AssertionError(f"{query}: no final script_finished within {MAX_MESSAGES_PER_RUN} messages")
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (with 30 samples, p95 is the 29th smallest)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
