@@ -26,13 +26,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import fields, replace
 
-from mpviz import claims
+from mpviz import claims, lessons
 from mpviz import softmax as sm
 from mpviz.attention import available_devices, trace_attention
 from mpviz.bench import DEFAULT_REPEAT, run_bench
 from mpviz.bundle import lesson_bundle
 from mpviz.formats import ROUNDINGS, SHORT_NAMES, encode
-from mpviz.lessons import LESSONS
 from mpviz.model import (
     ATTENTION_KINDS,
     AUTOCAST_CHOICES,
@@ -627,9 +626,11 @@ def _add_lessons(sub) -> None:
 
 def _run_lessons(args) -> None:
     if args.json:
-        _out(dumps({"lessons": [{"slug": e.slug, "page": e.page, "commands": e.commands} for e in LESSONS]}))
+        _out(dumps({"lessons": [{"slug": e.slug, "page": e.page, "commands": e.commands} for e in lessons.LESSONS]}))
         return
-    _print_table([[e.slug, e.page, " ".join(e.commands) or "-"] for e in LESSONS], ["lesson", "page", "commands"])
+    _print_table(
+        [[e.slug, e.page, " ".join(e.commands) or "-"] for e in lessons.LESSONS], ["lesson", "page", "commands"]
+    )
 
 
 # ── registry: name → (declare arguments, run) ─────────────────────────────────────────────────────────────

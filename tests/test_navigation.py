@@ -1,0 +1,71 @@
+"""Navigation comes from the lesson registry alone, and the legacy pages/ workaround is needed (and works).
+
+Adding a lesson touches only its own files and one registry entry: a throw-away lesson registered here shows up in
+the app's navigation, in the parametrised page tests' list and in the CLI's lesson listing.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from mpviz import lessons
+from tests import test_pages
+from tests.apptest import APP, failures
+from tests.cli import run_cli
+from view import text
+
+
+def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
+    at = AppTest.from_file(APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
+    at.switch_page("pages/policy.py").run()
+    assert not failures(at)
+    assert PagesManager.uses_pages_directory is False
+    assert at.sidebar.selectbox, "app.py ran: the sidebar's run config is there"
+
+
+def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
+    import view.navigation
+    import view.page
+
+    for module in (view.navigation, view.page):
+        monkeypatch.setattr(module, "leave_legacy_pages_mode", lambda: None)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/policy.py").run()
+    assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
+    assert not at.sidebar.selectbox, "no app.py: no sidebar, no language, no navigation titles"
+    PagesManager.uses_pages_directory = None
+
+
+@pytest.fixture
+def throwaway_lesson(monkeypatch, tmp_path):
+    """A lesson that exists only for this test: its page file, its words, one registry entry."""
+    page = lessons.Lesson("zz_demo", ":material/science:", ("lessons",), uses_run_config=False)
+    page_file = Path(APP).parent / page.page
+    words = text.LOCALES / "en" / "zz_demo.toml"
+    page_file.write_text(
+        'from view import text\nfrom view.page import page_header\n\npage_header(text.section("zz_demo"))\n'
+    )
+    words.write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
+    monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, page))
+    text.load.cache_clear()
+    try:
+        yield page
+    finally:
+        page_file.unlink()
+        words.unlink()
+        text.load.cache_clear()
+
+
+def test_a_registered_lesson_is_in_navigation_tests_and_cli(throwaway_lesson, capsys):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not failures(at)
+    at.switch_page(throwaway_lesson.page).run()
+    assert not failures(at)
+    assert [t.value for t in at.title] == ["A throw-away lesson"]
+    assert [entry.page for entry in lessons.LESSONS[:-1]] == test_pages.PAGES  # the page tests' list: the registry
+    test_pages.test_page_renders(throwaway_lesson.page, "bf16")  # a registered lesson gets every page's test
+    listed = json.loads(run_cli(capsys, "lessons", "--json").stdout)["lessons"]
+    assert throwaway_lesson.slug in [entry["slug"] for entry in listed]
