@@ -4,7 +4,8 @@
 float64 run and with the same run under the other device's autocast policy, and returns a `LessonBundle` whose
 `.to_json()` is what the browser component receives. The browser steps, picks and zooms from it without asking
 the server again, so it holds every event, not a window of them. Size is bounded by sampling: a landmark keeps at
-most `LANDMARK_SAMPLE` elements per matrix and matrices per tensor, any other op `OTHER_SAMPLE`.
+most `LANDMARK_SAMPLE` elements per matrix and matrices per tensor (the heatmap's `probs` every head), any other op
+`OTHER_SAMPLE`.
 
 Schema (version `SCHEMA`; every dtype is torch's name without "torch.", every index an event index):
 
@@ -59,8 +60,11 @@ from mpviz.stats import RANGE_FORMATS, dtype_name
 from mpviz.trace import OpEvent, Trace
 
 SCHEMA = 1
-LANDMARK_SAMPLE = {"max_side": 64, "max_mats": 16}  # per landmark: ≤ 16 heads of ≤ 64×64
+LANDMARK_SAMPLE = {"max_side": 64, "max_mats": 4}  # per landmark: ≤ 4 matrices (heads) of ≤ 64×64
+HEATMAP_SAMPLE = {"max_side": 64, "max_mats": 16}  # probs, which the lesson draws per head: every head (≤ 16)
+HEATMAP_LANDMARK = "probs"
 OTHER_SAMPLE = {"max_side": 8, "max_mats": 1}  # any other op: its first 8×8 corner, for the element picker
+MAX_BUNDLE_BYTES = 2 * 2**20  # the JSON of the largest allowed config stays under this (tests/test_bundle.py)
 ERROR_FLOOR = 1e-9  # a reference whose RMS is below this share of its pass's largest counts as zero
 
 
@@ -131,7 +135,7 @@ def _source(s: int | str | None) -> int | str | None:
 
 
 def _event(e: OpEvent, key: str, names: list[str], other_dtype: str | None) -> dict:
-    caps = LANDMARK_SAMPLE if names else OTHER_SAMPLE
+    caps = HEATMAP_SAMPLE if HEATMAP_LANDMARK in names else LANDMARK_SAMPLE if names else OTHER_SAMPLE
     d: dict[str, Any] = {
         "i": e.index,
         "key": key,
@@ -221,6 +225,13 @@ def _format(spec: FormatSpec) -> dict:
     )
 
 
+def emulation_limits(result: AttentionTrace) -> list[str]:
+    """The limits of the CUDA emulation that apply to this run (codes from mpviz.emulation.EMULATION_LIMITS)."""
+    if result.device != "cuda-sim":
+        return []
+    return [code for code in EMULATION_LIMITS if code != "sdpa_math_path" or result.config.attention == "sdpa"]
+
+
 def counterpart_device(device: str) -> str:
     """The device whose autocast policy a run is compared with: CUDA's (emulated on CPU) for CPU, else CPU's."""
     return "cpu" if device in ("cuda", "cuda-sim") else "cuda-sim"
@@ -283,7 +294,7 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
             "computed_on": compute_device(result.device),
             "autocast_dtype": result.autocast_dtype,
             "torch_version": torch.__version__,
-            "emulation_limits": list(EMULATION_LIMITS) if result.device == "cuda-sim" else [],
+            "emulation_limits": emulation_limits(result),
             "counterpart_device": counterpart.device if counterpart is not None else None,
         },
         "counts": {

@@ -222,7 +222,7 @@ def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrac
                         "node": e.autograd_node,
                     }
                 )
-    for i in step_region(t, index)[0]:
+    for i in sorted(step_region(t, index)[0]):
         bad = t.events[i]
         if bad.creates_nonfinite:
             o = next(o for o in bad.outputs if o.stats is not None and o.stats.nonfinite)

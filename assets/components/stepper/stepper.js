@@ -404,7 +404,6 @@ class Stepper {
       const note = h("p", {}, this.t("banner.emulated"));
       for (const code of limits) {
         if (code === "backward_emulated") continue;  // said on each backward step's card instead
-        if (code === "sdpa_math_path" && this.b.run.config?.attention !== "sdpa") continue;  // manual attention
         note.append(" ", this.has(`limits.${code}`) ? this.t(`limits.${code}`) : code);
       }
       box.append(h("div", { class: "mpv-banner mpv-note" }, note));
