@@ -40,7 +40,7 @@ def _parse_zoom(raw: str):
 
 PAGE_PARAMS = [
     UrlParam("value", DEFAULT_VALUE, str, aliases=("v",)),
-    UrlParam("formats", list(DEFAULT_FORMATS), _parse_formats, ",".join, aliases=("fmts",)),
+    UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),  # not "formats": the softmax page's key
     UrlParam("round", "nearest", parse_choice(formats.ROUNDINGS)),
     UrlParam("zoom", 0, _parse_zoom),
     UrlParam("tensor", DEFAULT_TENSOR, str, aliases=("lm",)),  # a landmark of the attention trace
@@ -155,10 +155,10 @@ c1.text_input(TEXT["value"], key="value", help=TEXT["value_help"])
 c2.segmented_control(
     TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True, wrap=True
 )
-st.multiselect(TEXT["formats"], ALL_SHORT, key="formats")
-if not s.formats:
+st.multiselect(TEXT["formats"], ALL_SHORT, key="fmts")
+if not s.fmts:
     warn(TEXT["no_formats"].format(used=", ".join(DEFAULT_FORMATS)))
-selected = list(s.formats) or list(DEFAULT_FORMATS)
+selected = list(s.fmts) or list(DEFAULT_FORMATS)
 value_text = formats.bind_pattern(s.value, selected[0])
 try:
     _encode(value_text, "fp64", s.round)

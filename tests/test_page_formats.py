@@ -59,14 +59,14 @@ def test_clicking_a_bit_flips_it_and_every_format_follows():
 
 
 def test_bit_pattern_input_belongs_to_the_first_format():
-    at = _open(value="0x3c00", formats="fp16,bf16,e5m2")
+    at = _open(value="0x3c00", fmts="fp16,bf16,e5m2")
     assert not at.warning
     assert _stored(at) == {"float16": "1.0", "bfloat16": "1.0", "float8_e5m2": "1.0"}  # each format, by name
     assert _pills(at, "bits-exponent-bf16").value == [13, 12, 11, 10, 9, 8, 7]
 
 
 def test_the_emulated_layout_is_read_from_its_spec():
-    at = _open(formats="tf32,fp16")
+    at = _open(fmts="tf32,fp16")
     tf32 = resolve_format("tf32")
     exp_from, mant_from = (resolve_format(n) for n in EMULATED_FROM["tf32"])
     caption = next(c.value for c in at.caption if "no storage dtype" in c.value)
@@ -77,7 +77,7 @@ def test_the_emulated_layout_is_read_from_its_spec():
 
 @pytest.mark.parametrize("value", ["-inf", "nan", "-0", "1e-45", "3e38", "fp16:0x7e01"])
 def test_special_values_in_every_format(value):
-    at = _open(value=value, formats=",".join(SHORT_NAMES.values()))
+    at = _open(value=value, fmts=",".join(SHORT_NAMES.values()))
     assert not at.warning
     assert len(at.get("button_group")) >= 3 * len(SHORT_NAMES) - 1  # e8m0 has no sign pills
 
@@ -87,7 +87,7 @@ def test_special_values_in_every_format(value):
     [
         {"fmts": "fp64", "v": "inf", "zoom": "1"},  # overflowed computing the window (OverflowError)
         {"fmts": "fp64", "v": "1e308", "zoom": "6"},
-        {"formats": "fp64,e8m0", "value": "-1e308", "zoom": "all"},
+        {"fmts": "fp64,e8m0", "value": "-1e308", "zoom": "all"},
     ],
 )
 def test_windows_at_the_edge_of_float64_draw(params):
@@ -96,13 +96,13 @@ def test_windows_at_the_edge_of_float64_draw(params):
 
 
 def test_bad_url_parameters_warn_and_fall_back():
-    at = _open(value="abc", formats="fp16,fp12", round="sideways", zoom="99", tensor="nope")
+    at = _open(value="abc", fmts="fp16,fp12", round="sideways", zoom="99", tensor="nope")
     warnings = " ".join(w.value for w in at.warning)
-    for needle in ("abc", "formats=fp16,fp12", "round=sideways", "zoom=99", "nope"):
+    for needle in ("abc", "fmts=fp16,fp12", "round=sideways", "zoom=99", "nope"):
         assert needle in warnings, (needle, warnings)
     assert "use a decimal" in warnings  # why, in the page's words
     s = at.session_state
-    assert (s["round"], s["zoom"], s["tensor"], s["formats"]) == (
+    assert (s["round"], s["zoom"], s["tensor"], s["fmts"]) == (
         "nearest",
         0,
         "scores",
@@ -131,23 +131,23 @@ def test_hostile_value_text_is_echoed_inert(value):
 def test_old_link_keys_open_the_same_view_and_the_url_is_rewritten():
     at = _open(v="0.5", fmts="fp16,bf16", lm="probs")
     s = at.session_state
-    assert (s["value"], s["formats"], s["tensor"]) == ("0.5", ["fp16", "bf16"], "probs")
-    assert _query(at) == {"value": "0.5", "formats": "fp16,bf16", "tensor": "probs"}
+    assert (s["value"], s["fmts"], s["tensor"]) == ("0.5", ["fp16", "bf16"], "probs")
+    assert _query(at) == {"value": "0.5", "fmts": "fp16,bf16", "tensor": "probs"}
 
 
 def test_url_round_trip_reopens_the_same_view():
     at = _open()
     at.text_input(key="value").set_value("65520").run()
-    at.multiselect(key="formats").set_value(["fp16", "e4m3"]).run()
+    at.multiselect(key="fmts").set_value(["fp16", "e4m3"]).run()
     at.segmented_control(key="round").set_value("zero").run()
     at.select_slider(key="zoom").set_value(2).run()
     at.selectbox(key="tensor").set_value("probs").run()
     assert not failures(at) and not at.warning
     assert "**saturated at the range's end**" in _text(at)  # 65520 toward zero in float16 → 65504
     query = _query(at)
-    assert query == {"value": "65520", "formats": "fp16,e4m3", "round": "zero", "zoom": "2", "tensor": "probs"}
+    assert query == {"value": "65520", "fmts": "fp16,e4m3", "round": "zero", "zoom": "2", "tensor": "probs"}
     again = _open(**query)
-    for key in ("value", "formats", "round", "zoom", "tensor"):
+    for key in ("value", "fmts", "round", "zoom", "tensor"):
         assert again.session_state[key] == at.session_state[key], key
     assert _stored(again) == _stored(at)
 
