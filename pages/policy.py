@@ -67,14 +67,18 @@ def _probe(function: str, input_dtypes: tuple[str, ...], device: str, autocast_d
     return probe_call(function, input_dtypes, device, autocast_dtype)
 
 
-def _two_devices() -> tuple[str, str]:
-    """The devices to compare, made different before the widgets exist (one device compared with itself would show
+def _distinct_devices() -> None:
+    """Make the two devices different before their widgets exist (one device compared with itself would show
     nothing, and its widgets would collide)."""
     devices = probeable_devices()
     if s.right == s.left:
         other = next(d for d in ("cuda", "cpu", *devices) if d in devices and d != s.left)
         warn(TEXT["same_device"].format(device=text.echo(s.left), used=text.echo(other)))
         s.right = other
+
+
+def _device_pickers() -> tuple[str, str]:
+    devices = probeable_devices()
     c1, c2 = st.columns(2)
     c1.selectbox(TEXT["left"], devices, key="left", format_func=_label)
     c2.selectbox(TEXT["right"], [d for d in devices if d != s.left], key="right", format_func=_label)
@@ -280,8 +284,9 @@ def _emulation() -> None:
 page_header(TEXT)
 seed_from_url(PARAMS)
 s = st.session_state
-left_device, right_device = _two_devices()
+_distinct_devices()
 show_warnings()
+left_device, right_device = _device_pickers()
 policies = [_policy(d) for d in (left_device, right_device)]
 if None not in policies:
     left, right = policies
