@@ -1,25 +1,12 @@
-"""Autocast's op policy, read from the installed torch by probing its dispatcher, for each device it has.
+"""Autocast's op policy, read from the installed torch, for each device it has: what callers use.
 
-An op is "in the policy" of a device when it has a kernel at that device's Autocast dispatch key. Its category
-is found by calling it on fake tensors of that device (FakeTensorMode: no memory, no GPU needed, so CUDA's
-policy is readable on a CPU-only build) with autocast switched on through the low-level setters, and watching
-what autocast does to the arguments before the op computes:
+An op is "in the policy" of a device when it has a kernel at that device's Autocast dispatch key; its category
+(CATEGORIES, or UNCLASSIFIED with a reason) is found by probing, see `mpviz.policy_probe`.
 
-    all inputs float32 → one is cast down to the low dtype             lower_precision_fp
-    all inputs low     → one is cast up to float32                     fp32
-    all inputs low     → no cast, float32 passed on as a dtype         fp32_set_opt_dtype (the op has `dtype`)
-                                                                       fp32_append_dtype (an overload has)
-    one input low, the others float32 → the low one is cast up         promote
-    the call fails with "unsafe to autocast"                           banned
-
-An op whose arguments must fit together (an RNN's weight count and shapes) is called with a hand-built example
-(`EXAMPLE_CALLS`) instead of arguments derived from its schema alone, and says so in `notes`. An op no rule
-fits stays `unclassified`, with a reason code in `notes`: never a guessed category.
-
-`device_policy(device)` is what callers use: cached in-process and on disk per torch build, and computed in a
-child process so that a C++ abort while probing cannot take the app down. `probe_policy(device)` does the
-probing itself. `probe_call(...)` runs one everyday function under autocast on a device and reports every
-ATen op that ran.
+`device_policy(device)` is what callers use: cached in-process and on disk per torch build (a file that fails the
+schema check is discarded and re-probed), and probed in a child process so that a C++ abort while probing cannot
+take the app down. `compare_policies` puts two devices side by side; `probe_call(...)` runs one everyday function
+under autocast on a device and reports every ATen op that ran.
 """
 
 from __future__ import annotations
@@ -31,7 +18,6 @@ import re
 import subprocess
 import sys
 import threading
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
@@ -62,7 +48,6 @@ PROBE_NOTES = (
 )
 PROBE_VERSION = 2  # bump when the probe's rules or DevicePolicy's fields change: invalidates the disk cache
 _TO_COPY = torch.ops.aten._to_copy.default
-_BANNED_MARK = "unsafe to autocast"
 
 
 def resolve_op(name: str) -> torch._ops.OpOverload | None:
@@ -117,7 +102,7 @@ def probeable_devices() -> list[str]:
     return [b.device for b in autocast_backends() if b.probeable]
 
 
-# ── the probe ───────────────────────────────────────────────────────────────────────────────────────────────
+# ── a device's policy ─────────────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class DevicePolicy:
     """Every op autocast handles on one device, by category, as probed from the installed torch."""
@@ -217,8 +202,8 @@ def _checked_fields(d: object) -> dict:
     }
 
 
-class _Recorder(TorchDispatchMode):
-    """Every op that reaches the Python key as [op, args, kwargs, output]; kept even if the op fails."""
+class DispatchLog(TorchDispatchMode):
+    """Every op that reaches the Python dispatch key, as [op, args, kwargs, output]; kept even if the op fails."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -258,227 +243,6 @@ def autocast_state(device: str, dtype: torch.dtype | None) -> Iterator[None]:
         torch.set_autocast_enabled(device, prev[0])
         torch.set_autocast_dtype(device, prev[1])
         torch.set_autocast_cache_enabled(prev[2])
-
-
-def _example_value(arg: torch._C.Argument, device: str, dtypes: Iterator[torch.dtype]):
-    """A value for a required schema argument: small tensors for tensors, harmless constants otherwise."""
-    kind = str(arg.type)
-    if kind == "List[Optional[Tensor]]":  # index lists (index_put)
-        return [torch.zeros(2, dtype=torch.int64, device=device)]
-    if isinstance(arg.type, torch._C.OptionalType):
-        return None
-    if kind == "Tensor":
-        return torch.ones(2, 2, dtype=next(dtypes), device=device)
-    if kind == "List[Tensor]":
-        return [torch.ones(2, 2, dtype=next(dtypes), device=device) for _ in range(2)]
-    if kind in ("int", "SymInt"):
-        return 0 if "dim" in arg.name else 1
-    if kind.startswith(("List[int]", "List[SymInt]")):
-        return [1]
-    if kind.startswith("List[float]"):
-        return [1.0]
-    simple = {
-        "float": 1.0,
-        "bool": False,
-        "Scalar": 1,
-        "number": 1,
-        "str": "fro",
-        "ScalarType": torch.float32,
-    }
-    if kind in simple:
-        return simple[kind]
-    raise TypeError(f"no example value for {kind} {arg.name}")
-
-
-# ── ops whose arguments must fit together ───────────────────────────────────────────────────────────────────
-def _cudnn_rnn_example(op: torch._ops.OpOverload, device: str, dtypes: Iterator[torch.dtype]) -> tuple[list, dict]:
-    """One LSTM layer (cuDNN mode 2) with biases: 4 weights, input size 3, hidden size 4, sequence 2, batch 1.
-
-    The weights come in float16 with their flat buffer: float32 weights would make autocast re-flatten them
-    through cuDNN, which needs a GPU. Given float16 weights, its kernel goes straight to casting input, hx, cx.
-    """
-    seq, batch, size, hidden = 2, 1, 3, 4
-
-    def half(*shape: int) -> torch.Tensor:
-        return torch.empty(*shape, dtype=torch.float16, device=device)
-
-    weights = [half(4 * hidden, size), half(4 * hidden, hidden), half(4 * hidden), half(4 * hidden)]
-    values = {
-        "input": torch.empty(seq, batch, size, dtype=next(dtypes), device=device),  # (T, B, input size)
-        "weight": weights,
-        "weight_stride0": len(weights),  # tensors per layer and direction: 4 with biases
-        "weight_buf": half(sum(w.numel() for w in weights)),
-        "hx": torch.empty(1, batch, hidden, dtype=next(dtypes), device=device),  # (layers, B, hidden)
-        "cx": torch.empty(1, batch, hidden, dtype=next(dtypes), device=device),
-        "mode": 2,
-        "hidden_size": hidden,
-        "proj_size": 0,
-        "num_layers": 1,
-        "batch_first": False,
-        "dropout": 0.0,
-        "train": False,
-        "bidirectional": False,
-        "batch_sizes": [],
-        "dropout_state": None,
-    }
-    return [values[a.name] for a in op._schema.arguments], {}  # KeyError on a changed schema: call_failed
-
-
-# op name → builds (args, kwargs) on fake `device` tensors; floating inputs take their dtypes from the iterator.
-EXAMPLE_CALLS: dict[str, Callable[[torch._ops.OpOverload, str, Iterator[torch.dtype]], tuple[list, dict]]] = {
-    "aten::_cudnn_rnn": _cudnn_rnn_example,
-}
-
-
-def op_name(op: torch._ops.OpOverload) -> str:
-    """ "aten::softmax.int" for torch.ops.aten.softmax.int ("aten::mm" for a default overload)."""
-    schema = op._schema
-    return schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
-
-
-def _schema_example(op: torch._ops.OpOverload, device: str, dtypes: Iterator[torch.dtype]) -> tuple[list, dict]:
-    args, kwargs = [], {}
-    for a in op._schema.arguments:
-        if a.has_default_value():
-            continue
-        value = _example_value(a, device, dtypes)
-        if a.kwarg_only:
-            kwargs[a.name] = value
-        else:
-            args.append(value)
-    return args, kwargs
-
-
-def _call(op, device: str, dtypes: Sequence[torch.dtype]) -> tuple[_Recorder, set[int], object, str | None]:
-    """Call `op` on fake `device` tensors (floating tensor i gets dtypes[min(i, -1)]); record its ops."""
-    it = iter([*dtypes, *[dtypes[-1]] * 64])
-    example = EXAMPLE_CALLS.get(op_name(op), _schema_example)
-    rec, ids, out, error = _Recorder(), set(), None, None
-    try:
-        with FakeTensorMode():
-            args, kwargs = example(op, device, it)
-            ids = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
-            with rec:
-                out = op(*args, **kwargs)
-    except Exception as e:  # a probe call that fails still shows what autocast did before the failure
-        error = f"{type(e).__name__}: {e}"
-    return rec, ids, out, error
-
-
-def _casts(rec: _Recorder, ids: set[int]) -> set[tuple[torch.dtype, torch.dtype]]:
-    """(from, to) of the casts applied to the op's own inputs before its first compute op."""
-    casts = set()
-    for func, args, _, out in rec.compute_calls():
-        if func is not _TO_COPY or id(args[0]) not in ids:
-            break
-        if isinstance(out, torch.Tensor):
-            casts.add((args[0].dtype, out.dtype))
-    return casts
-
-
-_LOW_DTYPES = (torch.float16, torch.bfloat16)
-
-
-def _cast_down(call: tuple[_Recorder, set[int], object, str | None]) -> torch.dtype | None:
-    """The low-precision dtype a float32 input of the call was cast to, None if none was."""
-    return next((to for frm, to in _casts(call[0], call[1]) if frm == torch.float32 and to in _LOW_DTYPES), None)
-
-
-def _float32_passed_on(rec: _Recorder) -> int:
-    """How many times float32 appears as a non-tensor argument of the first compute op (an explicit dtype)."""
-    first = next((c for c in rec.compute_calls() if c[0] is not _TO_COPY), None)
-    if first is None:
-        return 0
-    return sum(1 for v in tree_flatten((first[1], first[2]))[0] if v is torch.float32)
-
-
-@dataclass(frozen=True)
-class Classified:
-    """One op's probe result. `notes` holds codes of UNCLASSIFIED_REASONS and PROBE_NOTES."""
-
-    category: str  # one of CATEGORIES or UNCLASSIFIED
-    banned_message: str | None = None
-    notes: tuple[str, ...] = ()
-    error: str | None = None  # first line of the float32 call's error, for an op whose calls all failed
-    fixed_cast_dtype: str | None = None  # with the note ignores_autocast_dtype: the dtype it always casts to
-
-
-def classify(op: torch._ops.OpOverload, device: str, low: torch.dtype) -> Classified:
-    """Category of one op in `device`'s policy, by the rules in the module doc."""
-    f32 = torch.float32
-    how = ("example_call",) if op_name(op) in EXAMPLE_CALLS else ()
-    with autocast_state(device, low):
-        hi = _call(op, device, [f32])
-        lo = _call(op, device, [low])
-        mixed = _call(op, device, [low, f32])
-    for _, _, _, error in (hi, lo):
-        if error and _BANNED_MARK in error:
-            return Classified("banned", error.removeprefix("RuntimeError: "), how)
-    if (down := _cast_down(hi)) is not None:
-        other = torch.bfloat16 if low == torch.float16 else torch.float16
-        with autocast_state(device, other):  # does the cast follow autocast's dtype? (cuDNN RNNs: always fp16)
-            down_other = _cast_down(_call(op, device, [f32]))
-        fixed = down if down != low else (down_other if down_other not in (None, other) else None)
-        if fixed is None:
-            return Classified("lower_precision_fp", notes=how)
-        return Classified(
-            "lower_precision_fp", notes=(*how, "ignores_autocast_dtype"), fixed_cast_dtype=dtype_name(fixed)
-        )
-    if (low, f32) in _casts(lo[0], lo[1]):
-        return Classified("fp32", notes=how)
-    with autocast_state(device, None):
-        plain = _call(op, device, [f32])
-    first_out = next((c[3] for c in lo[0].compute_calls() if c[0] is not _TO_COPY), None)
-    outs_f32 = any(t.dtype == f32 for t in tree_flatten(first_out)[0] if isinstance(t, torch.Tensor))
-    if outs_f32 or _float32_passed_on(lo[0]) or _float32_passed_on(hi[0]) > _float32_passed_on(plain[0]):
-        has_dtype = any(a.name == "dtype" for a in op._schema.arguments)
-        return Classified("fp32_set_opt_dtype" if has_dtype else "fp32_append_dtype", notes=how)
-    if (low, f32) in _casts(mixed[0], mixed[1]):
-        return Classified("promote", notes=how)
-    if all(call[3] is not None for call in (hi, lo, mixed)):
-        return Classified(UNCLASSIFIED, notes=(*how, "call_failed"), error=hi[3].splitlines()[0][:300])
-    return Classified(UNCLASSIFIED, notes=(*how, "no_rule_fired"))
-
-
-def probe_policy(device: str) -> DevicePolicy:
-    """Probe every op of `device`'s autocast policy in this process (about a second per device).
-
-    Uses fake tensors only; the CPU probe holds `autocast_shared()` so that a concurrent CUDA-policy
-    emulation cannot leak into it. While it runs, the fake-tensor logger and the warning filters (both
-    process-wide) are quietened: it is meant for the child process `device_policy` starts.
-    """
-    backend = next((b for b in autocast_backends() if b.device == device), None)
-    if backend is None or not backend.probeable:
-        raise ValueError(f"no probeable autocast policy for device {device!r} (choices: {probeable_devices()})")
-    low = torch.get_autocast_dtype(device)
-    found: dict[str, list[str]] = {c: [] for c in (*CATEGORIES, UNCLASSIFIED)}
-    banned: dict[str, str] = {}
-    notes: dict[str, tuple[str, ...]] = {}
-    errors: dict[str, str] = {}
-    fixed: dict[str, str] = {}
-    logger = logging.getLogger("torch._subclasses.fake_tensor")  # it logs every failed meta call at ERROR
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with autocast_shared() if device == "cpu" else nullcontext(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deprecation warnings of the probed ops themselves
-            for name in policy_ops(backend.dispatch_key):
-                op = resolve_op(name)
-                c = (
-                    classify(op, device, low)
-                    if op is not None
-                    else Classified(UNCLASSIFIED, notes=("unknown_overload",))
-                )
-                found[c.category].append(name)
-                for value, into in ((c.banned_message, banned), (c.notes, notes), (c.error, errors)):
-                    if value:
-                        into[name] = value
-                if c.fixed_cast_dtype:
-                    fixed[name] = c.fixed_cast_dtype
-    finally:
-        logger.setLevel(level)
-    cats = {c: tuple(ops) for c, ops in found.items() if ops or c in CATEGORIES}
-    return DevicePolicy(device, torch.__version__, dtype_name(low), cats, banned, notes, errors, fixed)
 
 
 # ── cached access (in-process, on disk, probed in a child process) ──────────────────────────────────────────
@@ -584,7 +348,7 @@ def _device_policy(device: str, _cache_dir: str) -> DevicePolicy:  # the dir is 
 
 def _probe_in_child(device: str) -> DevicePolicy:
     try:
-        return DevicePolicy.from_dict(run_child("mpviz.policy", device))
+        return DevicePolicy.from_dict(run_child("mpviz.policy_probe", device))
     except PolicySchemaError as e:
         raise ChildProbeError(f"the {device} autocast policy", 0, f"unexpected JSON: {e}") from e
 
@@ -605,6 +369,37 @@ def policy_table(policies: Sequence[DevicePolicy]) -> list[PolicyRow]:
         cats = tuple(p.category_of(op) for p in policies)
         rows.append(PolicyRow(op, cats, len(set(cats)) > 1))
     return rows
+
+
+@dataclass(frozen=True)
+class PolicyComparison:
+    """Two devices' policies op by op. `rows` covers the union of both policies, so an op can differ in two ways:
+    only one device's autocast handles it (`only`), or both do, in different categories (`both_differ`)."""
+
+    devices: tuple[str, str]
+    rows: tuple[PolicyRow, ...]  # one per op in either policy, sorted by name
+    only: tuple[int, int]  # ops in the first device's policy only, in the second's only
+    both_differ: int  # ops in both policies, in different categories
+    both_same: int  # ops in both policies, in the same category
+
+    @property
+    def differ(self) -> int:
+        """Rows marked `differs`: sum(only) + both_differ."""
+        return sum(self.only) + self.both_differ
+
+
+def compare_policies(first: DevicePolicy, second: DevicePolicy) -> PolicyComparison:
+    """`first` and `second` side by side; ValueError for one device compared with itself (nothing can differ)."""
+    if first.device == second.device:
+        raise ValueError(f"compare two different devices, not {first.device!r} with itself")
+    rows = policy_table([first, second])
+    only = (
+        sum(a is not None and b is None for a, b in (r.categories for r in rows)),
+        sum(a is None and b is not None for a, b in (r.categories for r in rows)),
+    )
+    both = [r for r in rows if None not in r.categories]
+    n_differ = sum(r.differs for r in both)
+    return PolicyComparison((first.device, second.device), tuple(rows), only, n_differ, len(both) - n_differ)
 
 
 # ── probe one everyday function on each device ──────────────────────────────────────────────────────────────
@@ -671,6 +466,12 @@ class CallProbe:
     fake: bool  # run on fake tensors (CUDA on a machine without one) rather than real ones
     error: str | None = None
 
+    @property
+    def casts_before_compute(self) -> tuple[CallStep, ...]:
+        """The casts that ran before the first op that computes: autocast's, or the op converting its input."""
+        first = next((i for i, s in enumerate(self.steps) if not s.is_cast), len(self.steps))
+        return self.steps[:first]
+
 
 def probe_call(function: str, input_dtypes: Sequence[str], device: str, autocast_dtype: str) -> CallProbe:
     """Run PROBE_FUNCTIONS[function] on `device`, inputs of `input_dtypes`, under autocast(`autocast_dtype`).
@@ -712,8 +513,8 @@ def probe_call(function: str, input_dtypes: Sequence[str], device: str, autocast
     )
 
 
-def _run_function(spec: ProbeFunction, dtypes, device, low, fake) -> tuple[_Recorder, object, str | None]:
-    rec, out, error = _Recorder(), None, None
+def _run_function(spec: ProbeFunction, dtypes, device, low, fake) -> tuple[DispatchLog, object, str | None]:
+    rec, out, error = DispatchLog(), None, None
     try:
         with FakeTensorMode() if fake else nullcontext(), autocast_state(device, low):
             g = torch.Generator().manual_seed(0)
@@ -729,7 +530,3 @@ def _run_function(spec: ProbeFunction, dtypes, device, low, fake) -> tuple[_Reco
     except Exception as e:  # torch refusing a dtype mix is a result to show, not a crash
         error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return rec, out, error
-
-
-if __name__ == "__main__":  # the child process of `device_policy`: print one device's policy as JSON
-    print(json.dumps(probe_policy(sys.argv[1]).to_dict()))

@@ -8,7 +8,7 @@ from mpviz import formats
 from view import results, text
 from view.figures import formats as formats_fig
 from view.figures import style
-from view.page import dtype_badge, page_header, show_warnings, warn
+from view.page import dtype_badge, guarded, page_header, show_warnings, warn
 from view.run_config import run_config
 from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
@@ -19,6 +19,8 @@ TRACE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
 ALL_SHORT = tuple(formats.SHORT_NAMES.values())
 ZOOMS = (0, 1, 2, 3, 4, 5, 6, "all")
 DRAWS = 10_000
+DEFAULT_VALUE = "0.1"
+DEFAULT_TENSOR = "scores"
 
 
 def _parse_formats(raw: str) -> list[str]:
@@ -37,11 +39,11 @@ def _parse_zoom(raw: str):
 
 
 PAGE_PARAMS = [
-    UrlParam("v", "0.1", str),
-    UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),
+    UrlParam("value", DEFAULT_VALUE, str, aliases=("v",)),
+    UrlParam("fmts", list(DEFAULT_FORMATS), _parse_formats, ",".join),  # not "formats": the softmax page's key
     UrlParam("round", "nearest", parse_choice(formats.ROUNDINGS)),
     UrlParam("zoom", 0, _parse_zoom),
-    UrlParam("lm", "scores", str),
+    UrlParam("tensor", DEFAULT_TENSOR, str, aliases=("lm",)),  # a landmark of the attention trace
 ]
 
 
@@ -60,28 +62,23 @@ def _number_line(fmt: str, lo: float, hi: float) -> formats.NumberLine:
     return formats.number_line(fmt, lo, hi)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
 def _disagreements() -> dict[str, tuple]:
-    return {spec.short: formats.library_disagreements(spec) for spec in formats.all_formats()}
+    build = lambda: {spec.short: formats.library_disagreements(spec) for spec in formats.all_formats()}  # noqa: E731
+    return results.shared(("formats", "library_disagreements"), build)
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
 def _finfo_checks() -> tuple:
-    return formats.finfo_checks()
-
-
-def _pattern_text(raw: str, first: str) -> str:
-    """A bare bit pattern (0x…, 0b…) belongs to the first selected format."""
-    return f"{first}:{raw.strip()}" if raw.strip().lower().startswith(("0x", "0b")) else raw
+    return results.shared(("formats", "finfo_checks"), formats.finfo_checks)
 
 
 def _flip(short: str) -> None:
     """Pills changed: rebuild that format's pattern from the three field groups and make it the value."""
     spec = formats.resolve_format(short)
-    ones = {p for field, _ in spec.fields for p in (st.session_state.get(f"bits-{field}-{short}") or [])}
-    code = sum(1 << p for p in ones)
+    code = spec.code_from_bits(
+        p for field, _ in spec.fields for p in st.session_state.get(f"bits-{field}-{short}") or []
+    )
     if code != st.session_state.get("_codes", {}).get(short):
-        st.session_state.v = f"{short}:0x{code:0{(spec.bits + 3) // 4}x}"
+        st.session_state.value = spec.pattern_text(code)
 
 
 def _bit_label(code: int, position: int) -> str:
@@ -94,57 +91,35 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else repr(x)
 
 
-page_header(TEXT)
-rc = run_config()
-seed_from_url(PAGE_PARAMS)
-s = st.session_state
+def _value_error(e: ValueError) -> str:
+    """Why value text could not be read, in the page's words (the engine's own message may quote the input)."""
+    reasons = TEXT["value_errors"]
+    reason = getattr(e, "reason", "")
+    return reasons[reason].format(**e.fields) if reason in reasons else reasons["other"]
 
-# ── controls ────────────────────────────────────────────────────────────────────────────────────────────────
-c1, c2 = st.columns([2, 3])
-c1.text_input(TEXT["value"], key="v", help=TEXT["value_help"])
-c2.segmented_control(TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True)
-st.multiselect(TEXT["formats"], ALL_SHORT, key="fmts")
-if not s.fmts:
-    warn(TEXT["no_formats"].format(used=",".join(DEFAULT_FORMATS)))
-selected = list(s.fmts) or list(DEFAULT_FORMATS)
-text = _pattern_text(s.v, selected[0])
-try:
-    _encode(text, "fp64", s.round)
-except ValueError as e:
-    warn(TEXT["bad_value"].format(raw=s.v[:60], error=e, used=PAGE_PARAMS[0].default))
-    text = PAGE_PARAMS[0].default
-write_url(PAGE_PARAMS)
-show_warnings()
-x = _encode(text, "fp64", "nearest").value  # the input as a float64 (exact for bit-pattern inputs)
-encodings = {f: _encode(text, f, s.round) for f in selected}
-s._codes = {f: enc.code for f, enc in encodings.items()}  # what the bit pills show, for _flip
 
-# ── the bits of every selected format ───────────────────────────────────────────────────────────────────────
-css = "".join(  # bit pills coloured by field: pressed (1) solid, released (0) outlined
-    f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
-    f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
-    f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
-    f"{{background:{color};color:white}}"
-    for field, color in style.FIELD_COLORS.items()
-)
-st.html(f"<style>{css}</style>")
-for short, enc in encodings.items():
+def _bits(short: str, enc: formats.Encoding) -> None:
+    """One format's bits as pills grouped by field (click to flip), then the stored value's line."""
     spec = formats.resolve_format(short)
     st.markdown(f"{dtype_badge(spec.name)} &nbsp; **{short}**", unsafe_allow_html=True)
     if spec.emulated:
-        st.caption(TEXT["emulated"])
-    positions = {}  # field → bit positions (0 = least significant), most significant first
-    top = spec.bits
-    for field, width in spec.fields:
-        positions[field] = list(range(top - 1, top - 1 - width, -1))
-        top -= width
+        exp_from, mant_from = (formats.resolve_format(n) for n in formats.EMULATED_FROM[spec.name])
+        st.caption(
+            TEXT["emulated"].format(
+                name=spec.name,
+                exponent_bits=spec.exponent_bits,
+                exp_from=exp_from.name,
+                mantissa_bits=spec.mantissa_bits,
+                mant_from=mant_from.name,
+            )
+        )
     row = st.container(horizontal=True, gap="medium")  # the fields side by side, wrapping when too long
-    for field, _ in spec.fields:
+    for field, positions in spec.bit_positions.items():
         key = f"bits-{field}-{short}"
-        s[key] = [p for p in positions[field] if enc.code >> p & 1]  # the widget shows the current pattern
+        s[key] = [p for p in positions if enc.code >> p & 1]  # the widget shows the current pattern
         row.pills(
             TEXT["fields"][field],
-            positions[field],
+            positions,
             selection_mode="multi",
             wrap=True,
             key=key,
@@ -168,76 +143,118 @@ for short, enc in encodings.items():
     flags = [TEXT["flags"][k] for k in TEXT["flags"] if getattr(enc, k)]
     st.markdown(" · ".join([line, *flags]))
 
-cols = TEXT["cols"]
-st.subheader(TEXT["summary"])
-st.dataframe(
-    [
-        {
-            cols["format"]: enc.format,
-            cols["value"]: repr(enc.value),
-            cols["hex"]: enc.hex,
-            cols["cls"]: enc.cls,
-            cols["abs"]: f"{enc.abs_error:.3g}",
-            cols["rel"]: f"{enc.rel_error:.3g}",
-            cols["ulp"]: f"{enc.ulp:.3g}",
-            cols["down"]: _fmt(enc.next_down),
-            cols["up"]: _fmt(enc.next_up),
-            cols["flags"]: ", ".join(k for k in TEXT["flags"] if getattr(enc, k)) or TEXT["none"],
-        }
-        for enc in encodings.values()
-    ],
-    hide_index=True,
-    width="stretch",
+
+page_header(TEXT)
+rc = run_config()
+seed_from_url(PAGE_PARAMS)
+s = st.session_state
+
+# ── controls: the value, the rounding, the formats ──────────────────────────────────────────────────────────
+c1, c2 = st.columns([2, 3])
+c1.text_input(TEXT["value"], key="value", help=TEXT["value_help"])
+c2.segmented_control(
+    TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True, wrap=True
 )
+st.multiselect(TEXT["formats"], ALL_SHORT, key="fmts")
+if not s.fmts:
+    warn(TEXT["no_formats"].format(used=", ".join(DEFAULT_FORMATS)))
+selected = list(s.fmts) or list(DEFAULT_FORMATS)
+value_text = formats.bind_pattern(s.value, selected[0])
+try:
+    _encode(value_text, "fp64", s.round)
+except ValueError as e:  # what the visitor typed is echoed inert; the engine's message (which quotes it) is not
+    warn(TEXT["bad_value"].format(raw=text.echo(s.value), why=_value_error(e), used=text.echo(DEFAULT_VALUE)))
+    value_text = DEFAULT_VALUE
+write_url(PAGE_PARAMS)
+show_warnings()
+x = _encode(value_text, "fp64", "nearest").value  # the input as a float64 (exact for bit-pattern inputs)
+encodings = {f: _encode(value_text, f, s.round) for f in selected}
+s._codes = {f: enc.code for f, enc in encodings.items()}  # what the bit pills show, for _flip
+
+# ── the bits of every selected format ───────────────────────────────────────────────────────────────────────
+with guarded("bits"):
+    css = "".join(  # bit pills coloured by field: pressed (1) solid, released (0) outlined
+        f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
+        f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
+        f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
+        f"{{background:{color};color:white}}"
+        for field, color in style.FIELD_COLORS.items()
+    )
+    st.html(f"<style>{css}</style>")
+    for short, enc in encodings.items():
+        _bits(short, enc)
+
+with guarded("summary"):
+    cols = TEXT["cols"]
+    st.subheader(TEXT["summary"])
+    st.dataframe(
+        [
+            {
+                cols["format"]: enc.format,
+                cols["value"]: repr(enc.value),
+                cols["hex"]: enc.hex,
+                cols["cls"]: enc.cls,
+                cols["abs"]: f"{enc.abs_error:.3g}",
+                cols["rel"]: f"{enc.rel_error:.3g}",
+                cols["ulp"]: f"{enc.ulp:.3g}",
+                cols["down"]: _fmt(enc.next_down),
+                cols["up"]: _fmt(enc.next_up),
+                cols["flags"]: ", ".join(k for k in TEXT["flags"] if getattr(enc, k)) or TEXT["none"],
+            }
+            for enc in encodings.values()
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+
+specs = [formats.resolve_format(f) for f in selected]
 
 # ── number line ─────────────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["number_line"])
-st.select_slider(
-    TEXT["zoom"],
-    ZOOMS,
-    key="zoom",
-    format_func=lambda z: TEXT["zoom_labels"].get(str(z)) or TEXT["zoom_step"].format(factor=formats.ZOOM_STEP**z),
-)
-specs = [formats.resolve_format(f) for f in selected]
-limit = max(spec.max for spec in specs)
-lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
-lines = [_number_line(f, lo, hi) for f in selected]
-st.plotly_chart(
-    formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]),
-    width="stretch",
-)
+with guarded("number line"):
+    st.subheader(TEXT["number_line"])
+    st.caption(TEXT["number_line_caption"])
+    st.select_slider(
+        TEXT["zoom"],
+        ZOOMS,
+        key="zoom",
+        format_func=lambda z: TEXT["zoom_labels"].get(str(z)) or TEXT["zoom_step"].format(factor=formats.ZOOM_STEP**z),
+    )
+    limit = max(spec.max for spec in specs)
+    lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
+    lines = [_number_line(f, lo, hi) for f in selected]
+    st.plotly_chart(
+        formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]),
+        width="stretch",
+    )
 
 # ── from the trace: a real tensor (its extremes also go on the range chart) ─────────────────────────────────
 markers = {TEXT["marker_value"]: x}
-trace_part = st.container()
-st.subheader(TEXT["range"])
-range_chart = st.empty()
-
-with trace_part:
+with guarded("trace"):
     st.subheader(TEXT["trace"])
     result = results.attention_trace(rc)
     if result is not None:
         t = result.trace
         names = [n for n, i in t.landmarks.items() if t.events[i].outputs and t.events[i].outputs[0].stats]
-        if s.lm not in names:
-            used = "scores" if "scores" in names else names[0]
-            st.warning(TEXT["bad_landmark"].format(raw=str(s.lm)[:40], used=used), icon="⚠️")
-            s.lm = used
-        st.selectbox(TEXT["landmark"], names, key="lm")
+        if s.tensor not in names:
+            used = DEFAULT_TENSOR if DEFAULT_TENSOR in names else names[0]
+            st.warning(TEXT["bad_landmark"].format(raw=text.echo(s.tensor), used=text.echo(used)), icon="⚠️")
+            s.tensor = used
+        st.selectbox(TEXT["landmark"], names, key="tensor")
         write_url(PAGE_PARAMS)
-        out = t.landmark_event(s.lm).outputs[0]
+        out = t.landmark_event(s.tensor).outputs[0]
         sample = out.sample if out.sample is not None else []
         st.caption(TEXT["trace_intro"].format(dtype=rc.dtype, n=len(sample.reshape(-1)), numel=out.stats.numel))
         trace_specs = [formats.resolve_format(f) for f in TRACE_FORMATS]
         if out.stats.log2_hist:
+            st.caption(TEXT["hist_caption"].format(name=s.tensor))
             st.plotly_chart(
-                formats_fig.format_exponent_figure(s.lm, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]),
+                formats_fig.format_exponent_figure(s.tensor, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]),
                 width="stretch",
             )
             nonzero = abs(sample[(sample != 0) & (abs(sample) < math.inf)])
-            markers[TEXT["marker_max"].format(name=s.lm)] = out.stats.abs_max
+            markers[TEXT["marker_max"].format(name=s.tensor)] = out.stats.abs_max
             if nonzero.size:
-                markers[TEXT["marker_min"].format(name=s.lm)] = float(nonzero.min())
+                markers[TEXT["marker_min"].format(name=s.tensor)] = float(nonzero.min())
         else:
             st.info(TEXT["no_trace_values"])
         cc = TEXT["census_cols"]
@@ -247,96 +264,102 @@ with trace_part:
             rows.append({cc["format"]: spec.name} | {cc[k]: getattr(census, k) for k in list(cc)[1:]})
         st.dataframe(rows, hide_index=True, width="stretch")
 
-range_chart.plotly_chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]), width="stretch")
+with guarded("ranges"):
+    st.subheader(TEXT["range"])
+    st.caption(TEXT["range_caption"])
+    st.plotly_chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]), width="stretch")
 
 # ── stochastic rounding ─────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["stochastic"])
-st.markdown(TEXT["stochastic_intro"].format(draws=DRAWS))
-sc = TEXT["sr_cols"]
-st.dataframe(
-    [
-        {
-            sc["format"]: r.format,
-            sc["down"]: repr(r.down),
-            sc["up"]: repr(r.up),
-            sc["p_up"]: f"{r.p_up:.6g}",
-            sc["expected"]: repr(r.expected),
-            sc["mean"]: repr(r.sample_mean),
-            sc["nearest"]: repr(r.nearest),
-            sc["bias"]: f"{r.nearest_bias:.3g}",
-        }
-        for r in (_stochastic(text, f) for f in selected)
-    ],
-    hide_index=True,
-    width="stretch",
-)
+with guarded("stochastic rounding"):
+    st.subheader(TEXT["stochastic"])
+    st.markdown(TEXT["stochastic_intro"].format(draws=DRAWS))
+    sc = TEXT["sr_cols"]
+    st.dataframe(
+        [
+            {
+                sc["format"]: r.format,
+                sc["down"]: repr(r.down),
+                sc["up"]: repr(r.up),
+                sc["p_up"]: f"{r.p_up:.6g}",
+                sc["expected"]: repr(r.expected),
+                sc["mean"]: repr(r.sample_mean),
+                sc["nearest"]: repr(r.nearest),
+                sc["bias"]: f"{r.nearest_bias:.3g}",
+            }
+            for r in (_stochastic(value_text, f) for f in selected)
+        ],
+        hide_index=True,
+        width="stretch",
+    )
 
 # ── the libraries ───────────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["libraries"])
-lc = TEXT["lib_cols"]
-rows = []
-for f in selected:
-    casts = {("numpy" if c.library == "ml_dtypes" else c.library): c for c in formats.library_casts(x, f)}
-    row = {
-        lc["format"]: formats.resolve_format(f).name,
-        lc["agree"]: len({c.bits for c in casts.values()}) == 1,
-    }
-    for lib in ("torch", "numpy", "mpviz"):
-        row[lc[lib]] = f"{casts[lib].value!r} ({casts[lib].hex})" if lib in casts else "—"
-    rows.append(row)
-st.markdown(f"**{TEXT['your_value']}**")
-st.dataframe(rows, hide_index=True, width="stretch")
-pc = TEXT["probe_cols"]
-rows = []
-for f in selected:
-    for d in _disagreements()[f]:
-        probe = TEXT["probe_names"].get(d.probe, d.probe)
-        row = {pc["format"]: d.format, pc["probe"]: probe, pc["input"]: repr(d.input)}
-        row |= {lc.get(c.library, lc["numpy"]): f"{c.value!r} ({c.hex})" for c in d.casts}
+with guarded("libraries"):
+    st.subheader(TEXT["libraries"])
+    lc = TEXT["lib_cols"]
+    rows = []
+    for f in selected:
+        casts = {("numpy" if c.library == "ml_dtypes" else c.library): c for c in formats.library_casts(x, f)}
+        row = {
+            lc["format"]: formats.resolve_format(f).name,
+            lc["agree"]: len({c.bits for c in casts.values()}) == 1,
+        }
+        for lib in ("torch", "numpy", "mpviz"):
+            row[lc[lib]] = f"{casts[lib].value!r} ({casts[lib].hex})" if lib in casts else "—"
         rows.append(row)
-st.markdown(f"**{TEXT['probes']}**")
-st.dataframe(rows, hide_index=True, width="stretch")
-fc = TEXT["finfo_cols"]
-finfo_rows = [
-    {
-        fc["format"]: c.format,
-        fc["field"]: c.field,
-        fc["torch"]: "—" if c.torch is None else f"{c.torch:.6g}",
-        fc["ml_dtypes"]: f"{c.ml_dtypes:.6g}",
-        fc["measured"]: f"{c.measured:.6g}",
-        fc["agree"]: c.agree,
-    }
-    for c in _finfo_checks()
-]
-st.markdown(f"**{TEXT['finfo']}**")
-st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
-with st.expander(TEXT["finfo_all"]):
-    st.dataframe(finfo_rows, hide_index=True, width="stretch")
+    st.markdown(f"**{TEXT['your_value']}**")
+    st.dataframe(rows, hide_index=True, width="stretch")
+    pc = TEXT["probe_cols"]
+    rows = []
+    for f in selected:
+        for d in _disagreements()[f]:
+            probe = TEXT["probe_names"].get(d.probe, d.probe)
+            row = {pc["format"]: d.format, pc["probe"]: probe, pc["input"]: repr(d.input)}
+            row |= {lc.get(c.library, lc["numpy"]): f"{c.value!r} ({c.hex})" for c in d.casts}
+            rows.append(row)
+    st.markdown(f"**{TEXT['probes']}**")
+    st.dataframe(rows, hide_index=True, width="stretch")
+    fc = TEXT["finfo_cols"]
+    finfo_rows = [
+        {
+            fc["format"]: c.format,
+            fc["field"]: c.field,
+            fc["torch"]: "—" if c.torch is None else f"{c.torch:.6g}",
+            fc["ml_dtypes"]: f"{c.ml_dtypes:.6g}",
+            fc["measured"]: f"{c.measured:.6g}",
+            fc["agree"]: c.agree,
+        }
+        for c in _finfo_checks()
+    ]
+    st.markdown(f"**{TEXT['finfo']}**")
+    st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
+    with st.expander(TEXT["finfo_all"]):
+        st.dataframe(finfo_rows, hide_index=True, width="stretch")
 
 # ── properties of every format ──────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["properties"])
-pr = TEXT["prop_cols"]
-st.dataframe(
-    [
-        {
-            pr["name"]: spec.name,
-            pr["short"]: spec.short,
-            pr["bits"]: spec.bits,
-            pr["layout"]: f"{spec.sign_bits}·{spec.exponent_bits}·{spec.mantissa_bits}",
-            pr["bias"]: spec.bias,
-            pr["max"]: f"{spec.max:.6g}",
-            pr["smallest_normal"]: f"{spec.smallest_normal:.6g}",
-            pr["smallest_subnormal"]: f"{spec.smallest_subnormal:.6g}",
-            pr["eps"]: f"{spec.eps:.6g}",
-            pr["digits"]: round(spec.decimal_digits, 2),
-            pr["inf"]: spec.has_inf,
-            pr["nan"]: spec.has_nan,
-            pr["negzero"]: spec.has_negative_zero,
-            pr["torch"]: spec.torch_dtype or "—",
-            pr["emulated"]: spec.emulated,
-        }
-        for spec in formats.all_formats()
-    ],
-    hide_index=True,
-    width="stretch",
-)
+with guarded("properties"):
+    st.subheader(TEXT["properties"])
+    pr = TEXT["prop_cols"]
+    st.dataframe(
+        [
+            {
+                pr["name"]: spec.name,
+                pr["short"]: spec.short,
+                pr["bits"]: spec.bits,
+                pr["layout"]: f"{spec.sign_bits}·{spec.exponent_bits}·{spec.mantissa_bits}",
+                pr["bias"]: spec.bias,
+                pr["max"]: f"{spec.max:.6g}",
+                pr["smallest_normal"]: f"{spec.smallest_normal:.6g}",
+                pr["smallest_subnormal"]: f"{spec.smallest_subnormal:.6g}",
+                pr["eps"]: f"{spec.eps:.6g}",
+                pr["digits"]: round(spec.decimal_digits, 2),
+                pr["inf"]: spec.has_inf,
+                pr["nan"]: spec.has_nan,
+                pr["negzero"]: spec.has_negative_zero,
+                pr["torch"]: spec.torch_dtype or "—",
+                pr["emulated"]: spec.emulated,
+            }
+            for spec in formats.all_formats()
+        ],
+        hide_index=True,
+        width="stretch",
+    )

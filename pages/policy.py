@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 import streamlit as st
 
@@ -12,21 +14,25 @@ from mpviz.policy import (
     PROBE_INPUT_DTYPES,
     UNCLASSIFIED,
     ChildProbeError,
+    DevicePolicy,
+    compare_policies,
     device_policy,
-    policy_table,
     probe_call,
     probeable_devices,
 )
 from view import results, text
 from view.figures import policy as policy_fig
-from view.page import page_header, show_warnings
+from view.page import guarded, page_header, show_warnings, warn
 from view.run_config import RunConfig, run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
 TEXT = text.section("policy")
+log = logging.getLogger("mpviz.view")
 
 FILTER_CATEGORIES = [*CATEGORIES, UNCLASSIFIED]
 INPUT_DEFAULTS = ("float16", "float32", "float32")
+PROBE_DTYPES = ("float16", "bfloat16")
+SET_OPT_EXAMPLE = ("softmax", "aten::softmax.int")  # the probe function that shows fp32_set_opt_dtype, and its op
 
 
 def _parse_categories(raw: str) -> list[str]:
@@ -39,12 +45,15 @@ def _parse_categories(raw: str) -> list[str]:
 PARAMS = [
     UrlParam("left", "cpu", parse_choice(tuple(probeable_devices()))),
     UrlParam("right", "cuda", parse_choice(tuple(probeable_devices()))),
-    UrlParam("q", "", str),
-    UrlParam("cats", FILTER_CATEGORIES, _parse_categories, ",".join),
-    UrlParam("diff", False, parse_bool, dump_bool),
-    UrlParam("fn", "softmax", parse_choice(tuple(PROBE_FUNCTIONS))),
-    UrlParam("pdt", "float16", parse_choice(("float16", "bfloat16"))),
-    *(UrlParam(f"in{i}", d, parse_choice(PROBE_INPUT_DTYPES)) for i, d in enumerate(INPUT_DEFAULTS)),
+    UrlParam("search", "", str, aliases=("q",)),
+    UrlParam("categories", FILTER_CATEGORIES, _parse_categories, ",".join, aliases=("cats",)),
+    UrlParam("differ", False, parse_bool, dump_bool, aliases=("diff",)),
+    UrlParam("function", "softmax", parse_choice(tuple(PROBE_FUNCTIONS)), aliases=("fn",)),
+    UrlParam("probe_dtype", "float16", parse_choice(PROBE_DTYPES), aliases=("pdt",)),  # the probe's autocast dtype
+    *(
+        UrlParam(f"input{i}", d, parse_choice(PROBE_INPUT_DTYPES), aliases=(f"in{i}",))
+        for i, d in enumerate(INPUT_DEFAULTS)
+    ),
     UrlParam("check", False, parse_bool, dump_bool),
 ]
 
@@ -58,157 +67,246 @@ def _probe(function: str, input_dtypes: tuple[str, ...], device: str, autocast_d
     return probe_call(function, input_dtypes, device, autocast_dtype)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _check(cfg_items: tuple, dtype: str, _emulated):
-    return check_emulation(_emulated.trace, _emulated.config)
+def _distinct_devices() -> None:
+    """Make the two devices different before their widgets exist (one device compared with itself would show
+    nothing, and its widgets would collide)."""
+    devices = probeable_devices()
+    if s.right == s.left:
+        other = next(d for d in ("cuda", "cpu", *devices) if d in devices and d != s.left)
+        warn(TEXT["same_device"].format(device=text.echo(s.left), used=text.echo(other)))
+        s.right = other
+
+
+def _device_pickers() -> tuple[str, str]:
+    devices = probeable_devices()
+    c1, c2 = st.columns(2)
+    c1.selectbox(TEXT["left"], devices, key="left", format_func=_label)
+    c2.selectbox(TEXT["right"], [d for d in devices if d != s.left], key="right", format_func=_label)
+    return s.left, s.right
+
+
+def _policy(device: str) -> DevicePolicy | None:
+    """The device's policy, or None after saying (without the child's output, which is for the server log) why not."""
+    try:
+        with st.spinner(TEXT["reading"].format(device=_label(device))):
+            return device_policy(device)
+    except ChildProbeError as e:
+        log.error("autocast policy probe for %s failed: %s", device, e)
+        st.error(TEXT["probe_failed"].format(device=_label(device), code=e.returncode))
+        return None
+
+
+def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
+    cmp = compare_policies(left, right)
+    st.subheader(TEXT["counts"])
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(TEXT["totals"].format(device=_label(left.device)), len(left.ops()))
+    m2.metric(TEXT["totals"].format(device=_label(right.device)), len(right.ops()))
+    m3.metric(TEXT["union_metric"], len(cmp.rows))
+    m4.metric(TEXT["differ_metric"], cmp.differ)
+    st.caption(
+        TEXT["differ_explained"].format(
+            n=cmp.differ,
+            union=len(cmp.rows),
+            left=_label(left.device),
+            right=_label(right.device),
+            only_left=cmp.only[0],
+            only_right=cmp.only[1],
+            both_differ=cmp.both_differ,
+            both_same=cmp.both_same,
+        )
+    )
+    shown = [c for c in FILTER_CATEGORIES if any(c in p.categories for p in (left, right))]
+    counts = {_label(p.device): p.counts() for p in (left, right)}
+    low_dtypes = {_label(p.device): p.autocast_dtype for p in (left, right)}
+    figure = policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"])
+    st.plotly_chart(figure, width="stretch")
+    st.caption(TEXT["counts_caption"])
+    with st.expander(TEXT["help_title"]):
+        st.markdown("\n".join(f"- `{c}`: {TEXT['category_help'][c]}" for c in shown))
+        _set_opt_dtype_measured(left, right)
+
+
+def _set_opt_dtype_measured(*policies: DevicePolicy) -> None:
+    """What fp32_set_opt_dtype means in ops: softmax under each autocast dtype, on each device that lists it there."""
+    function, op = SET_OPT_EXAMPLE
+    lines = []
+    for p in policies:
+        if p.category_of(op) != "fp32_set_opt_dtype":
+            continue
+        for dtype in PROBE_DTYPES:
+            probe = _probe(function, (dtype,), p.device, dtype)
+            casts = probe.casts_before_compute
+            if len(casts) == len(probe.steps):  # the call failed before computing: nothing to say
+                continue
+            kernel = probe.steps[len(casts)]
+            words = {"device": _label(p.device), "dtype": dtype, "op": kernel.op, "output": ", ".join(kernel.outputs)}
+            if casts:
+                cast = casts[0]
+                words |= {"cast": cast.op, "frm": ", ".join(cast.inputs), "to": ", ".join(cast.outputs)}
+                lines.append(TEXT["set_opt_cast_first"].format(**words, input=", ".join(kernel.inputs)))
+            else:
+                lines.append(TEXT["set_opt_no_cast"].format(**words, input=", ".join(kernel.inputs)))
+    if lines:
+        st.markdown(TEXT["set_opt_measured"].format(op=op) + "\n" + "\n".join(f"- {line}" for line in lines))
+
+
+def _table(left: DevicePolicy, right: DevicePolicy) -> None:
+    rows = compare_policies(left, right).rows
+    st.subheader(TEXT["table"])
+    f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
+    f1.text_input(TEXT["search"], key="search")
+    f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="categories")
+    f3.toggle(TEXT["only_diff"], key="differ")
+    needle = s.search.strip().lower()
+    kept = [
+        r
+        for r in rows
+        if needle in r.op.lower() and any(c in s.categories for c in r.categories) and (r.differs or not s.differ)
+    ]
+    table = pd.DataFrame(
+        {
+            TEXT["cols"]["op"]: [r.op for r in kept],
+            _label(left.device): [r.categories[0] or TEXT["not_in_policy"] for r in kept],
+            _label(right.device): [r.categories[1] or TEXT["not_in_policy"] for r in kept],
+            TEXT["cols"]["differs"]: [r.differs for r in kept],
+        }
+    )
+    highlight = "background-color: rgba(213, 94, 0, 0.18)"
+    styled = table.style.apply(lambda row: [highlight if row.iloc[-1] else ""] * len(row), axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch", height=420)
+    words = {"n": len(kept), "total": len(rows), "d": sum(r.differs for r in kept)}
+    words |= {"left": _label(left.device), "right": _label(right.device)}
+    st.caption(TEXT["shown"].format(**words) + " " + TEXT["not_in_policy_note"])
+
+
+def _how_probed(left: DevicePolicy, right: DevicePolicy) -> None:
+    """The probe's own notes: ops called with a hand-built example, casts that ignore autocast's dtype, and ops
+    left unclassified (with the reason and the first line of the error)."""
+    st.subheader(TEXT["how_probed"])
+    notes, reasons, cols = TEXT["probe_notes"], TEXT["unclassified_reasons"], TEXT["how_cols"]
+    rows = []
+    for p in (left, right):
+        for op, codes in sorted(p.notes.items()):
+            said = [
+                notes[c].format(dtype=p.fixed_cast_dtype.get(op, "?")) if c in notes else reasons.get(c, c)
+                for c in codes
+            ]
+            rows.append(
+                {
+                    cols["device"]: _label(p.device),
+                    cols["op"]: op,
+                    cols["category"]: p.category_of(op),
+                    cols["how"]: "; ".join(said),
+                    cols["error"]: p.probe_errors.get(op, ""),
+                }
+            )
+    if rows:
+        st.markdown(TEXT["how_probed_intro"])
+        st.dataframe(rows, hide_index=True, width="stretch")
+    else:
+        st.markdown(TEXT["how_probed_none"].format(left=_label(left.device), right=_label(right.device)))
+
+
+def _probe_section(left: DevicePolicy, right: DevicePolicy) -> None:
+    st.subheader(TEXT["probe"])
+    st.markdown(TEXT["probe_intro"])
+    p1, p2 = st.columns([2, 2])
+    p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function")
+    p2.segmented_control(TEXT["probe_dtype"], PROBE_DTYPES, key="probe_dtype", required=True)
+    spec = PROBE_FUNCTIONS[s.function]
+    input_cols = st.columns(3)
+    for i, (name, _) in enumerate(spec.inputs):
+        input_cols[i].selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"input{i}")
+    input_dtypes = tuple(s[f"input{i}"] for i in range(len(spec.inputs)))
+    for col, side, device in zip(st.columns(2), ("left", "right"), (left.device, right.device), strict=True):
+        probe = _probe(s.function, input_dtypes, device, s.probe_dtype)
+        col.metric(
+            TEXT["out"].format(device=_label(device)),
+            probe.output_dtype or "—",
+            TEXT["without"].format(dtype=probe.output_dtype_without_autocast or "—"),
+            delta_color="off",
+            delta_arrow="off",
+        )
+        if probe.error:  # torch's own words, shown as code: they are not markdown
+            col.warning(TEXT["call_error"])
+            col.code(probe.error[:300], language=None, wrap_lines=True)
+        col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=f"steps_{side}")
+        if probe.fake:
+            col.caption(TEXT["fake"])
+
+
+def _emulation() -> None:
+    st.subheader(TEXT["emulation"])
+    st.markdown(TEXT["emulation_intro"])
+    st.markdown("\n".join(f"- {TEXT['limits'][code]}" for code in EMULATION_LIMITS))
+    st.toggle(TEXT["check"], key="check")
+    if not s.check:
+        return
+    rc = run_config()
+    emulated = results.attention_trace(RunConfig(rc.config, "cuda-sim", rc.dtype))
+    if emulated is None:
+        return
+    key = ("emulation_check", results.config_key(rc.config), rc.dtype)
+    try:
+        with st.spinner(TEXT["check_running"]):  # a child process per config: heavy, so admitted
+            check = results.shared(key, lambda: check_emulation(emulated.trace, emulated.config), heavy=True)
+    except ChildProbeError as e:
+        log.error("emulation check failed: %s", e)
+        st.error(TEXT["check_failed"].format(code=e.returncode))
+        return
+    if check.ok:
+        st.success(TEXT["check_ok"].format(n=len(check.landmarks), dtype=check.autocast_dtype))
+    else:
+        st.error(TEXT["check_bad"].format(dtype=check.autocast_dtype))
+    if check.mismatch is not None:
+        cuda_step, emu_step = check.mismatch
+        ops = {"cuda": cuda_step.op if cuda_step else "—", "emulated": emu_step.op if emu_step else "—"}
+        st.markdown(TEXT["mismatch"].format(**ops))
+    cols = TEXT["landmark_cols"]
+    st.dataframe(
+        pd.DataFrame(
+            {
+                cols["landmark"]: list(check.landmarks),
+                cols["cuda"]: [c for c, _ in check.landmarks.values()],
+                cols["emulated"]: [e for _, e in check.landmarks.values()],
+                cols["same"]: [c == e for c, e in check.landmarks.values()],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        height=36 * (len(check.landmarks) + 1) + 4,
+    )
+    used = [TEXT["difference_texts"][code].format(n=n) for code, n in check.differences.items()]
+    st.markdown(TEXT["differences"] + "\n" + ("\n".join(f"- {u}" for u in used) or TEXT["no_differences"]))
 
 
 page_header(TEXT)
 seed_from_url(PARAMS)
 s = st.session_state
+_distinct_devices()
 show_warnings()
-
-# ── which two devices ───────────────────────────────────────────────────────────────────────────────────────
-c1, c2 = st.columns(2)
-c1.selectbox(TEXT["left"], probeable_devices(), key="left", format_func=_label)
-c2.selectbox(TEXT["right"], probeable_devices(), key="right", format_func=_label)
-policies = []
-for device in (s.left, s.right):
-    try:
-        with st.spinner():
-            policies.append(device_policy(device))
-    except ChildProbeError as e:
-        st.error(TEXT["probe_failed"].format(device=_label(device), error=e))
-        st.stop()
-left, right = policies
-st.markdown(
-    TEXT["source"].format(
-        torch=left.torch_version,
-        left=_label(left.device),
-        left_dtype=left.autocast_dtype,
-        right=_label(right.device),
-        right_dtype=right.autocast_dtype,
+left_device, right_device = _device_pickers()
+policies = [_policy(d) for d in (left_device, right_device)]
+if None not in policies:
+    left, right = policies
+    st.markdown(
+        TEXT["source"].format(
+            torch=left.torch_version,
+            left=_label(left.device),
+            left_dtype=left.autocast_dtype,
+            right=_label(right.device),
+            right_dtype=right.autocast_dtype,
+        )
     )
-)
-
-# ── counts per category ─────────────────────────────────────────────────────────────────────────────────────
-rows = policy_table(policies)
-n_diff = sum(r.differs for r in rows)
-st.subheader(TEXT["counts"])
-m1, m2, m3 = st.columns(3)
-m1.metric(TEXT["totals"].format(device=_label(left.device)), len(left.ops()))
-m2.metric(TEXT["totals"].format(device=_label(right.device)), len(right.ops()))
-m3.metric(TEXT["differ_metric"], n_diff)
-shown_cats = {c: c for c in CATEGORIES if any(c in p.categories for p in policies)}
-if any(UNCLASSIFIED in p.categories for p in policies):
-    shown_cats[UNCLASSIFIED] = UNCLASSIFIED
-counts = {_label(p.device): p.counts() for p in policies}
-low_dtypes = {_label(p.device): p.autocast_dtype for p in policies}
-st.plotly_chart(policy_fig.policy_counts_figure(counts, shown_cats, low_dtypes, labels=TEXT["figure"]), width="stretch")
-with st.expander(TEXT["help_title"]):
-    st.markdown("\n".join(f"- `{c}`: {TEXT['category_help'][c]}" for c in shown_cats))
-
-# ── the table ───────────────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["table"])
-f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
-f1.text_input(TEXT["search"], key="q")
-f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="cats")
-f3.toggle(TEXT["only_diff"], key="diff")
-needle = s.q.strip().lower()
-kept = [
-    r for r in rows if needle in r.op.lower() and any(c in s.cats for c in r.categories) and (r.differs or not s.diff)
-]
-table = pd.DataFrame(
-    {
-        TEXT["cols"]["op"]: [r.op for r in kept],
-        _label(left.device): [r.categories[0] or TEXT["not_in_policy"] for r in kept],
-        _label(right.device): [r.categories[1] or TEXT["not_in_policy"] for r in kept],
-        TEXT["cols"]["differs"]: [r.differs for r in kept],
-    }
-)
-highlight = "background-color: rgba(213, 94, 0, 0.18)"
-styled = table.style.apply(lambda row: [highlight if row.iloc[-1] else ""] * len(row), axis=1)
-st.dataframe(styled, hide_index=True, width="stretch", height=420)
-st.caption(
-    TEXT["shown"].format(
-        n=len(kept),
-        total=len(rows),
-        d=sum(r.differs for r in kept),
-        left=_label(left.device),
-        right=_label(right.device),
-    )
-    + " "
-    + TEXT["not_in_policy_note"]
-)
-
-# ── probe one function on both devices ─────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["probe"])
-st.markdown(TEXT["probe_intro"])
-p1, p2 = st.columns([2, 2])
-p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="fn")
-p2.segmented_control(TEXT["probe_dtype"], ["float16", "bfloat16"], key="pdt", required=True)
-spec = PROBE_FUNCTIONS[s.fn]
-input_cols = st.columns(3)
-for i, (name, _) in enumerate(spec.inputs):
-    input_cols[i].selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"in{i}")
-input_dtypes = tuple(s[f"in{i}"] for i in range(len(spec.inputs)))
-for col, device in zip(st.columns(2), (left.device, right.device), strict=True):
-    probe = _probe(s.fn, input_dtypes, device, s.pdt)
-    col.metric(
-        TEXT["out"].format(device=_label(device)),
-        probe.output_dtype or "—",
-        TEXT["without"].format(dtype=probe.output_dtype_without_autocast or "—"),
-        delta_color="off",
-        delta_arrow="off",
-    )
-    if probe.error:
-        col.warning(TEXT["call_error"].format(error=probe.error[:300]))
-    col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=f"steps_{device}")
-    if probe.fake:
-        col.caption(TEXT["fake"])
-
-# ── the emulation and how it was checked ────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["emulation"])
-st.markdown(TEXT["emulation_intro"])
-st.markdown("\n".join(f"- {TEXT['limits'][code]}" for code in EMULATION_LIMITS))
-st.toggle(TEXT["check"], key="check")
-if s.check:
-    rc = run_config()
-    emulated = results.attention_trace(RunConfig(rc.config, "cuda-sim", rc.dtype))
-    if emulated is not None:
-        try:
-            with st.spinner(TEXT["check_running"]):
-                check = _check(tuple(sorted(rc.config.to_dict().items())), rc.dtype, emulated)
-        except ChildProbeError as e:
-            st.error(TEXT["check_failed"].format(error=e))
-            check = None
-        if check is not None:
-            dtype = check.autocast_dtype
-            if check.ok:
-                st.success(TEXT["check_ok"].format(n=len(check.landmarks), dtype=dtype))
-            else:
-                st.error(TEXT["check_bad"].format(dtype=dtype))
-            if check.mismatch is not None:
-                cuda_step, emu_step = check.mismatch
-                st.markdown(
-                    TEXT["mismatch"].format(
-                        cuda=cuda_step.op if cuda_step else "—", emulated=emu_step.op if emu_step else "—"
-                    )
-                )
-            cols = TEXT["landmark_cols"]
-            st.dataframe(
-                pd.DataFrame(
-                    {
-                        cols["landmark"]: list(check.landmarks),
-                        cols["cuda"]: [c for c, _ in check.landmarks.values()],
-                        cols["emulated"]: [e for _, e in check.landmarks.values()],
-                        cols["same"]: [c == e for c, e in check.landmarks.values()],
-                    }
-                ),
-                hide_index=True,
-                width="stretch",
-                height=36 * (len(check.landmarks) + 1) + 4,
-            )
-            used = [TEXT["difference_texts"][code].format(n=n) for code, n in check.differences.items()]
-            st.markdown(TEXT["differences"] + "\n" + ("\n".join(f"- {u}" for u in used) or TEXT["no_differences"]))
+    for name, section in (
+        ("counts", _counts),
+        ("table", _table),
+        ("how probed", _how_probed),
+        ("probe", _probe_section),
+    ):
+        with guarded(name):
+            section(left, right)
+with guarded("emulation"):
+    _emulation()
 write_url(PARAMS)

@@ -13,9 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpviz.formats import (
+    EMULATED_FROM,
     FORMAT_NAMES,
     ROUNDINGS,
+    SHORT_NAMES,
+    FormatInputError,
     all_formats,
+    bind_pattern,
     decode,
     encode,
     finfo_checks,
@@ -96,6 +100,7 @@ def test_spec_matches_ml_dtypes_finfo(name):
 def test_tf32_is_float32_range_with_float16_mantissa_and_labelled_emulated():
     tf32, f32, f16 = resolve_format("tf32"), resolve_format("fp32"), resolve_format("fp16")
     assert tf32.emulated and tf32.numpy_dtype is None and tf32.torch_dtype is None
+    assert EMULATED_FROM["tf32"] == ("float32", "float16")  # what the page's sentence about tf32 is filled from
     assert (tf32.exponent_bits, tf32.mantissa_bits, tf32.bits) == (f32.exponent_bits, f16.mantissa_bits, 19)
     assert tf32.smallest_normal == f32.smallest_normal and tf32.eps == f16.eps
     assert encode(1 + 2**-11 + 2**-20, "tf32").value == 1 + 2**-10  # 10 fraction bits kept, rounded to nearest
@@ -335,6 +340,22 @@ def test_bad_patterns_are_value_errors(bad, fmt):
         decode(bad, fmt)
 
 
+@pytest.mark.parametrize(
+    "bad, fmt, reason, fields",
+    [
+        ("abc <img src=x>", "fp16", "not_a_number", {}),
+        ("x" * 300, "fp16", "bad_length", {"limit": 200}),
+        ("0x1ffff", "fp16", "pattern_too_wide", {"format": "float16", "bits": 16, "given": 17}),
+        ("fp99:0x1", "fp16", "unknown_format", {"known": ", ".join(SHORT_NAMES.values())}),
+    ],
+)
+def test_value_errors_carry_a_code_and_facts_but_never_the_input(bad, fmt, reason, fields):
+    with pytest.raises(FormatInputError) as caught:
+        encode(bad, fmt)
+    assert (caught.value.reason, caught.value.fields) == (reason, fields)
+    assert not any(bad[:5] in str(v) for v in caught.value.fields.values())  # a view may show fields unescaped
+
+
 def test_bad_rounding_is_a_value_error():
     with pytest.raises(ValueError, match="rounding"):
         encode(1.0, "fp16", "sideways")
@@ -364,6 +385,32 @@ def test_zoom_window_never_overflows_or_collapses():
     assert zoom_window(tiny, 1, big)[1] > tiny
     assert zoom_window(0.1, 0, 448) == (0.0625, 0.125)
     assert zoom_window(0.0, 2, 448) == (-32.0, 32.0)
+    # a window wider than float64 can say: the whole range (these raised OverflowError)
+    for value, zoom in [(math.inf, 1), (1e308, 6), (-1e308, 6), (tiny, 1000), (0.0, 10**6)]:
+        assert zoom_window(value, zoom, big) == (-big, big), (value, zoom)
+
+
+@pytest.mark.parametrize("zoom", [-1, 1.5, True, "2"])
+def test_zoom_window_refuses_what_is_not_a_zoom_level(zoom):
+    with pytest.raises(FormatInputError, match="zoom"):
+        zoom_window(1.0, zoom, 448)
+
+
+def test_stochastic_rounding_next_to_float64_max_does_not_overflow():
+    s = stochastic_rounding("1.797e308", "fp64")
+    assert s.down <= s.sample_mean <= s.up and math.isfinite(s.sample_mean)
+
+
+def test_bit_positions_patterns_and_bare_patterns_are_the_specs():
+    fp16 = resolve_format("fp16")
+    assert fp16.bit_positions == {"sign": (15,), "exponent": (14, 13, 12, 11, 10), "mantissa": tuple(range(9, -1, -1))}
+    assert [p for ps in resolve_format("e8m0").bit_positions.values() for p in ps] == list(range(7, -1, -1))
+    assert fp16.code_from_bits([13, 12, 11, 10]) == 0x3C00 and fp16.pattern_text(0x3C00) == "fp16:0x3c00"
+    assert encode(fp16.pattern_text(0x3C00), "bf16").value == 1.0
+    with pytest.raises(FormatInputError):
+        fp16.code_from_bits([16])
+    assert bind_pattern("0x3c00", "fp16") == "fp16:0x3c00" and bind_pattern(" 0b1 ", "e2m1") == "e2m1:0b1"
+    assert bind_pattern("bf16:0x3f80", "fp16") == "bf16:0x3f80" and bind_pattern("0.1", "fp16") == "0.1"
 
 
 def test_storage_census_counts_outcomes():

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpviz import policy as pol
+from mpviz import policy_probe as probe
 from mpviz.__main__ import main
 
 HEADER = Path(os.path.dirname(torch.__file__)) / "include" / "ATen" / "autocast_mode.h"
@@ -43,12 +44,12 @@ def header_policy() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def cuda() -> pol.DevicePolicy:
-    return pol.probe_policy("cuda")
+    return probe.probe_policy("cuda")
 
 
 @pytest.fixture(scope="module")
 def cpu() -> pol.DevicePolicy:
-    return pol.probe_policy("cpu")
+    return probe.probe_policy("cpu")
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_cudnn_rnn_is_probed_with_arguments_that_fit_together():
     defaults cannot give. The hand-built LSTM call reaches its casts; on a CPU build (no such kernel) the same
     call runs through the meta kernel and nothing is cast."""
     op = torch.ops.aten._cudnn_rnn.default
-    probed = pol.classify(op, "cuda", torch.float16)
+    probed = probe.classify(op, "cuda", torch.float16)
     assert "example_call" in probed.notes and probed.error is None
     if torch._C._dispatch_has_kernel_for_dispatch_key("aten::_cudnn_rnn", "AutocastCUDA"):  # a CUDA build
         assert probed.category == "lower_precision_fp"
@@ -104,14 +105,14 @@ def test_cudnn_rnn_is_probed_with_arguments_that_fit_together():
 
 
 def test_an_op_no_rule_fits_stays_unclassified_with_a_reason(monkeypatch):
-    add = pol.classify(torch.ops.aten.add.Tensor, "cuda", torch.float16)  # not in any policy: type promotion only
+    add = probe.classify(torch.ops.aten.add.Tensor, "cuda", torch.float16)  # not in any policy: type promotion only
     assert (add.category, add.notes) == (pol.UNCLASSIFIED, ("no_rule_fired",))
 
     def refuse(op, device, dtypes):
         raise RuntimeError("no example fits\nsecond line")
 
-    monkeypatch.setitem(pol.EXAMPLE_CALLS, "aten::mm", refuse)
-    mm = pol.classify(torch.ops.aten.mm.default, "cpu", torch.bfloat16)
+    monkeypatch.setitem(probe.EXAMPLE_CALLS, "aten::mm", refuse)
+    mm = probe.classify(torch.ops.aten.mm.default, "cpu", torch.bfloat16)
     assert (mm.category, mm.notes, mm.error) == (
         pol.UNCLASSIFIED,
         ("example_call", "call_failed"),
@@ -120,8 +121,8 @@ def test_an_op_no_rule_fits_stays_unclassified_with_a_reason(monkeypatch):
 
 
 def test_an_op_name_python_cannot_resolve_is_reported_not_dropped(monkeypatch):
-    monkeypatch.setattr(pol, "policy_ops", lambda key: ["aten::mm", "aten::no_such_op_here"])
-    p = pol.probe_policy("cpu")
+    monkeypatch.setattr(probe, "policy_ops", lambda key: ["aten::mm", "aten::no_such_op_here"])
+    p = probe.probe_policy("cpu")
     assert p.categories["lower_precision_fp"] == ("aten::mm",)
     assert p.categories[pol.UNCLASSIFIED] == ("aten::no_such_op_here",)
     assert p.notes == {"aten::no_such_op_here": ("unknown_overload",)}
@@ -139,12 +140,24 @@ def test_cpu_and_cuda_differ_where_the_lesson_says(cpu, cuda):
     assert rows["aten::cat"].categories == ("promote", None)
 
 
+def test_a_comparison_counts_the_union_and_says_how_each_op_differs(cpu, cuda):
+    cmp = pol.compare_policies(cpu, cuda)
+    assert len(cmp.rows) == len(set(cpu.ops()) | set(cuda.ops())) > max(len(cpu.ops()), len(cuda.ops()))
+    assert cmp.only == (len(set(cpu.ops()) - set(cuda.ops())), len(set(cuda.ops()) - set(cpu.ops())))
+    both = set(cpu.ops()) & set(cuda.ops())
+    assert cmp.both_differ + cmp.both_same == len(both)
+    assert cmp.both_differ == sum(cpu.category_of(op) != cuda.category_of(op) for op in both) > 0
+    assert cmp.differ == sum(r.differs for r in cmp.rows) and cmp.devices == ("cpu", "cuda")
+    with pytest.raises(ValueError, match="itself"):
+        pol.compare_policies(cpu, cpu)
+
+
 def test_other_autocast_backends_are_listed_and_probeable_ones_classify():
     backends = {b.device: b for b in pol.autocast_backends()}
     assert {"cpu", "cuda"} <= set(backends) and backends["cuda"].n_ops > 50
     for device in pol.probeable_devices():
         if device not in ("cpu", "cuda"):
-            p = pol.probe_policy(device)
+            p = probe.probe_policy(device)
             assert sum(p.counts().values()) == backends[device].n_ops
 
 
@@ -221,7 +234,7 @@ def test_unknown_devices_are_refused():
     with pytest.raises(ValueError, match="tpu"):
         pol.device_policy("tpu")
     with pytest.raises(ValueError):
-        pol.probe_policy("maia")  # has an autocast key, but fake tensors never reach it
+        probe.probe_policy("maia")  # has an autocast key, but fake tensors never reach it
 
 
 def test_cli_policy_json_on_a_cpu_only_machine(cache, capsys):
@@ -259,6 +272,18 @@ def test_cross_entropy_surprise_on_cuda():
     assert ops[i + 1][0] == "aten._to_copy.default" and ops[i + 1][2] == ("float32",)
     cpu = pol.probe_call("cross_entropy", ["float16"], "cpu", "float16")
     assert cpu.steps[0].is_cast and cpu.steps[0].outputs == ("float32",)
+
+
+def test_set_opt_dtype_softmax_needs_a_cast_under_bf16_only():
+    """fp32_set_opt_dtype: autocast casts nothing; CUDA's softmax reads fp16 in its kernel, but bf16 is cast first."""
+    fp16 = pol.probe_call("softmax", ["float16"], "cuda", "float16")
+    bf16 = pol.probe_call("softmax", ["bfloat16"], "cuda", "bfloat16")
+    assert fp16.casts_before_compute == ()
+    assert [(s.op, s.inputs, s.outputs) for s in bf16.casts_before_compute] == [
+        ("aten._to_copy.default", ("bfloat16",), ("float32",))
+    ]
+    assert fp16.steps[0].op == bf16.steps[1].op == "aten._softmax.default"
+    assert fp16.output_dtype == bf16.output_dtype == "float32"
 
 
 def test_matmul_inputs_are_cast_down_on_both_devices():

@@ -89,7 +89,7 @@ def number_line_figure(
     lab = labels
     rows = [line.format for line in lines]
     fig = figure(
-        title=lab["number_line_title"],
+        title=lab.get("number_line_title", ""),
         height=110 + 60 * len(lines),
         showlegend=False,
         barmode="overlay",
@@ -113,7 +113,10 @@ def number_line_figure(
                 )
             )
         if not line.count:
-            fig.add_annotation(x=(lo + hi) / 2, y=line.format, showarrow=False, font=dict(size=13), text=lab["outside"])
+            mid = lo / 2 + hi / 2  # (lo + hi) / 2 may overflow
+            fig.add_annotation(
+                x=mid, y=line.format, showarrow=False, font=dict(size=13), text=lab["outside"], bgcolor="white"
+            )
         elif line.complete:
             fig.add_trace(
                 go.Scatter(
@@ -124,27 +127,30 @@ def number_line_figure(
                     hovertemplate="%{x:.17g}<extra>" + line.format + "</extra>",
                 )
             )
-        else:  # a pale band: the values are closer together than pixels
+        else:  # a pale band: the values are closer together than pixels (a thick line: hi - lo may overflow)
             fig.add_trace(
-                go.Bar(
-                    y=[line.format],
-                    x=[line.hi - line.lo],
-                    base=[line.lo],
-                    orientation="h",
-                    width=0.6,
-                    marker_color=_pale(color, 0.25),
+                go.Scatter(
+                    x=[line.lo, line.hi],
+                    y=[line.format] * 2,
+                    mode="lines",
+                    line=dict(color=_pale(color, 0.25), width=26),
                     hoverinfo="skip",
                 )
             )
             fig.add_annotation(
-                x=(line.lo + line.hi) / 2,
+                x=line.lo / 2 + line.hi / 2,
                 y=line.format,
                 showarrow=False,
                 font=dict(size=13),
                 text=lab["too_dense"].format(count=line.count),
+                bgcolor="rgba(255,255,255,0.85)",  # readable where the value's dashed line crosses it
             )
     if value is not None and lo <= value <= hi:
-        fig.add_vline(x=value, line=dict(color="#333333", dash="dash"), annotation_text=lab["value"])
+        fig.add_vline(  # labelled above the plot area, clear of the rows
+            x=value,
+            line=dict(color="#333333", dash="dash"),
+            annotation=dict(text=lab["value"], yref="paper", y=1.0, yanchor="bottom", showarrow=False),
+        )
     return fig
 
 
@@ -199,32 +205,35 @@ def _range_rows(fig: go.Figure, specs, yaxis: str, lab: dict) -> None:
 
 def range_figure(specs, markers: dict[str, float] | None = None, *, labels: dict) -> go.Figure:
     """Each `FormatSpec`'s subnormal and normal range on a log2 axis (max marked ×), with labelled vertical
-    lines at log2|x| of every finite non-zero marker (the current value, a tensor's extremes …)."""
+    lines at log2|x| of every finite non-zero marker (the current value, a tensor's extremes …), named in a
+    legend below the axis (so it never meets the title, whatever the width)."""
     lab = labels
     names = [s.name for s in specs]
+    shown = {name: x for name, x in (markers or {}).items() if x and math.isfinite(x)}
+    legend_rows = len(shown)  # at most one row per entry, on the narrowest screen
     fig = figure(
-        title=lab["range_title"],
-        height=110 + 45 * len(specs),
-        showlegend=False,
+        title=lab.get("range_title", ""),
+        height=110 + 45 * len(specs) + 24 * legend_rows,
         barmode="overlay",
         xaxis=dict(title=lab["log2"]),
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=names),
+        showlegend=bool(shown),
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
+        margin=dict(l=10, r=10, t=40 if lab.get("range_title") else 10, b=60 + 24 * legend_rows),
     )
     _range_rows(fig, specs, "y", lab)
     dashes = ("dash", "dot", "dashdot", "longdash")
-    for i, (name, x) in enumerate((markers or {}).items()):
-        if x and math.isfinite(x):  # a vertical line across all rows, named in the legend
-            fig.add_trace(
-                go.Scatter(
-                    x=[math.log2(abs(x))] * 2,
-                    y=[names[0], names[-1]],
-                    mode="lines",
-                    name=f"{name}: {x:.4g}",
-                    line=dict(color="#333333", dash=dashes[i % len(dashes)], width=2),
-                    showlegend=True,
-                )
+    for i, (name, x) in enumerate(shown.items()):  # a vertical line across all rows, named in the legend
+        fig.add_trace(
+            go.Scatter(
+                x=[math.log2(abs(x))] * 2,
+                y=[names[0], names[-1]],
+                mode="lines",
+                name=f"{name}: {x:.4g}",
+                line=dict(color="#333333", dash=dashes[i % len(dashes)], width=2),
+                showlegend=True,
             )
-    fig.update_layout(showlegend=True, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+        )
     return fig
 
 
@@ -235,7 +244,7 @@ def format_exponent_figure(name: str, log2_hist, specs, *, labels: dict) -> go.F
     exps = [e for e, _ in log2_hist]
     counts = [c for _, c in log2_hist]
     fig = figure(
-        title=lab["hist_title"].format(name=name),
+        title=lab["hist_title"].format(name=name) if "hist_title" in lab else "",
         height=260 + 45 * len(specs),
         showlegend=False,
         barmode="overlay",

@@ -16,6 +16,9 @@ def category_color(category: str, low_dtype: str = "float16") -> str:
     return FIELD_COLORS["sign"] if category == "banned" else FALLBACK_COLOR
 
 
+PATTERNS = ("", "/", "x", ".")  # one hatching per device, in order
+
+
 def policy_counts_figure(
     counts: dict[str, dict[str, int]],
     category_names: dict[str, str],
@@ -27,26 +30,46 @@ def policy_counts_figure(
 
     `counts` maps device label → category → count (as `DevicePolicy.counts()`); `category_names` maps
     category → the name shown; `low_dtypes` maps device label → its autocast dtype, which colours that
-    device's lower_precision_fp bar. Bars carry their count; devices differ by hatching.
+    device's lower_precision_fp bar. Bars carry their count. Colour says the dtype a category computes in, so
+    devices differ by hatching only, and the legend shows each device's hatching on a neutral swatch (a legend
+    swatch in one bar's colour would claim a colour for the whole device).
     """
-    fig = figure(height=360, barmode="group", legend=dict(orientation="h", y=1.12))
+    fig = figure(
+        height=380,
+        barmode="group",
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, itemclick=False, itemdoubleclick=False),
+        uniformtext=dict(minsize=11, mode="show"),  # every count at one size, even where a bar is narrow
+    )
     cats = list(category_names)
     for n, (device, by_cat) in enumerate(counts.items()):
         low = (low_dtypes or {}).get(device, "float16")
+        pattern = PATTERNS[n % len(PATTERNS)]
         fig.add_bar(
             name=device,
+            legendgroup=device,
+            offsetgroup=device,
+            showlegend=False,
             x=[category_names[c] for c in cats],
             y=[by_cat.get(c, 0) for c in cats],
             text=[by_cat.get(c, 0) for c in cats],
             textposition="outside",
+            cliponaxis=False,
             marker=dict(
                 color=[category_color(c, low) for c in cats],
-                pattern_shape=["", "/", "x", "."][n % 4],
+                pattern_shape=pattern,
                 line=dict(color="#333333", width=1),
             ),
         )
+        fig.add_bar(  # the legend entry: this device's hatching, no colour of its own (sharing the bars' slot)
+            name=device,
+            legendgroup=device,
+            offsetgroup=device,
+            x=[None],
+            y=[None],
+            marker=dict(color="white", pattern_shape=pattern, pattern_fgcolor="#333333", line=dict(color="#333333")),
+        )
     fig.update_yaxes(title=labels["count"])
-    fig.update_xaxes(title=labels["category"])
+    fig.update_xaxes(title=labels["category"], tickangle=-45)
     return fig
 
 
