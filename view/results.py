@@ -21,6 +21,7 @@ from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_d
 from mpviz.policy import ChildProbeError
 from view import text
 from view.figures.formats import bit_layout_figure
+from view.page import log
 from view.run_config import RunConfig
 
 T = TypeVar("T")
@@ -65,8 +66,9 @@ def _shown_errors(run: Callable[[], T]) -> T | None:
             return run()
     except ConfigError as e:
         st.error(words["config_error"].format(error=e))
-    except ChildProbeError as e:  # the policy probe's child process died: say so instead of a traceback
-        st.error(words["probe_error"].format(error=e))
+    except ChildProbeError as e:  # the policy probe's child process died: say so, keep its stderr in the log
+        log.error("autocast policy probe failed: %s", e)
+        st.error(words["probe_error"].format(code=e.returncode))
     return None
 
 
