@@ -191,6 +191,10 @@ def _tensor_kinds(t: torch.Tensor) -> set[str]:
     }
 
 
+def _autocast_eligible(before: torch.dtype, after: torch.dtype) -> bool:
+    return before.is_floating_point and before != torch.float64 and after.is_floating_point and after != before
+
+
 class _Frame:
     """One autocast-handled op in progress: which tensors entered it, where autocast's casts go (None: anywhere
     the inputs say, as for promote or without a policy), and whether compute has started."""
@@ -264,7 +268,9 @@ class _Recorder(TorchDispatchMode):
             frame = self.frames[-1] if self.frames else None
             if frame is not None and not frame.computed:
                 if func is _TO_COPY and id(args[0]) in frame.arg_ids:
-                    is_cast = frame.target is None or out.dtype == frame.target
+                    # Autocast casts floating tensors other than float64, to another floating dtype (the one the
+                    # op's category asks for, when the policy is known); a bool mask made float is the op's own.
+                    is_cast = _autocast_eligible(args[0].dtype, out.dtype) and out.dtype == (frame.target or out.dtype)
                     cast_for = frame.op if is_cast else None
                 else:
                     frame.computed = True
