@@ -22,8 +22,9 @@ whenever the pending values pass `max_pending` elements, so memory stays bounded
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -219,35 +220,21 @@ def _thresholds(layout: _Layout) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-@dataclass
-class _Acc:
-    """Running totals of one tensor while its pieces are measured."""
+class _Block(NamedTuple):
+    """What one block says about each of its pieces (rows: pieces, in order)."""
 
-    numel: int
-    normal_field: int  # exponent field of the own dtype's smallest normal, in the working type
-    nan: int = 0
-    posinf: int = 0
-    neginf: int = 0
-    zero: int = 0
-    subnormal: int = 0
-    mn: float = math.nan
-    mx: float = math.nan
-    n1: int = 0  # Σx · 2^scale
-    n2: int = 0  # Σx² · 2^(2·scale)
-    hist: list[list[tuple[int, int]]] = field(default_factory=list)  # per piece: (floor(log2|x|), count), normals
-    tiny: dict[int, int] = field(default_factory=dict)  # floor(log2|x|) → count, for the working type's subnormals
-    over: dict[str, int] = field(default_factory=dict)
-    under: dict[str, int] = field(default_factory=dict)
+    counts: np.ndarray  # (pieces, _COLUMNS) int64: zero, nan, +inf, -inf, subnormal, overflow…, underflow…
+    mn: np.ndarray  # min over finite values (NaN: none)
+    mx: np.ndarray
+    n1: list[int]  # Σx · 2^scale, exact
+    n2: list[int]  # Σx² · 2^(2·scale), exact
+    hist: tuple[np.ndarray, np.ndarray, np.ndarray]  # (piece, floor(log2|x|), count) of every non-empty bin
 
 
-def _count(mask: np.ndarray, starts: np.ndarray) -> list[int]:
-    """Per piece (pieces start at `starts`, none empty): how many of `mask` are set."""
-    return np.add.reduceat(mask, starts, dtype=np.int64).tolist()
-
-
-def _measure_block(x: np.ndarray, starts: np.ndarray, accs: list[_Acc], layout: _Layout) -> None:
-    """Add the values of one block (pieces of tensors, back to back, each non-empty) to their tensors' totals."""
-    P, top, man, width = len(accs), layout.exp_top, layout.man, layout.exp_top + 1
+def _measure_block(x: np.ndarray, starts: np.ndarray, normal_fields: np.ndarray, layout: _Layout) -> _Block:
+    """Measure one block: pieces of tensors back to back (each non-empty, starting at `starts`), piece p's own
+    dtype having its smallest normal at exponent field `normal_fields[p]` of the working type."""
+    P, top, man, width = len(starts), layout.exp_top, layout.man, layout.exp_top + 1
     u = x.view(layout.int)
     a = u & layout.int(np.iinfo(layout.int).max)  # |x| as bits: ordered like the magnitudes
     e = a >> man  # exponent field; 0: zero or subnormal, top: inf or nan
@@ -256,44 +243,43 @@ def _measure_block(x: np.ndarray, starts: np.ndarray, accs: list[_Acc], layout: 
     hist = np.bincount(key, minlength=P * width).reshape(P, width)
     cum = hist.cumsum(axis=1)  # cum[p, k]: values of piece p with exponent field ≤ k
     low, special = hist[:, 0], hist[:, top]
-    zero = np.add.reduceat(a == 0, starts, dtype=np.int64) if low.any() else np.zeros(P, np.int64)
+    none = np.zeros(P, np.int64)
+    zero = np.add.reduceat(a == 0, starts, dtype=np.int64) if low.any() else none
     tiny = (low - zero).any()  # subnormals of the working type
     inf_bits = layout.int(top) << man
     if special.any():
-        nan = _count(a > inf_bits, starts)
-        posinf = _count(u == inf_bits, starts)
-        neginf = (special - nan - posinf).tolist()
+        nan = np.add.reduceat(a > inf_bits, starts, dtype=np.int64)
+        posinf = np.add.reduceat(u == inf_bits, starts, dtype=np.int64)
+        neginf = special - nan - posinf
         xf = np.where(a >= inf_bits, layout.float(math.nan), x)  # fmin/fmax skip NaN: min/max over finite
-        mn, mx = np.fmin.reduceat(xf, starts).tolist(), np.fmax.reduceat(xf, starts).tolist()
+        mn, mx = np.fmin.reduceat(xf, starts), np.fmax.reduceat(xf, starts)
     else:
-        nan = posinf = neginf = [0] * P
-        mn, mx = np.minimum.reduceat(x, starts).tolist(), np.maximum.reduceat(x, starts).tolist()
+        nan = posinf = neginf = none
+        mn, mx = np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)
 
     def boundary(f: int, lo: int, hi: int) -> np.ndarray:
         """Per piece: values with exponent field `f` whose |x| bits lie in [lo, hi]."""
         if not hist[:, f].any():
-            return 0
+            return none
         return np.add.reduceat((e == f) & (a >= lo) & (a <= hi), starts, dtype=np.int64)
 
-    def at_least(b: int) -> list[int]:  # finite values with |x| bits ≥ b
+    def at_least(b: int) -> np.ndarray:  # finite values with |x| bits ≥ b
         f = b >> man
-        if f >= top:
-            return [0] * P
-        return (cum[:, top - 1] - cum[:, f] + boundary(f, b, inf_bits - 1)).tolist()
+        return none if f >= top else cum[:, top - 1] - cum[:, f] + boundary(f, b, inf_bits - 1)
 
-    def at_most(b: int) -> list[int]:  # non-zero values with |x| bits ≤ b
+    def at_most(b: int) -> np.ndarray:  # non-zero values with |x| bits ≤ b
         f = b >> man
         if b <= 0:
-            return [0] * P
-        below = cum[:, f - 1] - zero if f >= 1 else np.zeros(P, np.int64)
-        return (below + boundary(f, 1, b)).tolist()
+            return none
+        return (cum[:, f - 1] - zero if f >= 1 else none) + boundary(f, 1, b)
 
     thresholds = _thresholds(layout)
-    over = [(name, at_least(ob)) for name, ob, _ in thresholds]
-    under = [(name, at_most(ub)) for name, _, ub in thresholds]
-    normal = np.array([acc.normal_field for acc in accs])
-    subnormal = (cum[np.arange(P), normal - 1] - zero).tolist()  # own smallest normal: a power of two
-    zero = zero.tolist()
+    subnormal = cum[np.arange(P), normal_fields - 1] - zero  # own smallest normal: a power of two
+    counts = np.column_stack(
+        [zero, nan, posinf, neginf, subnormal]
+        + [at_least(over) for _, over, _ in thresholds]
+        + [at_most(under) for _, _, under in thresholds]
+    )
 
     # Exact sums: M' = M << r with r = E' mod 8, summed per (piece, g = E' div 8) = key >> 3 (width is 8·groups).
     m = a & layout.int((1 << man) - 1)
@@ -330,79 +316,53 @@ def _measure_block(x: np.ndarray, starts: np.ndarray, accs: list[_Acc], layout: 
         n2[p] += sum(c * int(v[k]) << shift for shift, c, v in s2_at) << (16 * g)
 
     pi, fi = np.nonzero(hist[:, 1:top])  # normals: floor(log2|x|) = field − bias
-    exps, hcounts = (fi + 1 - layout.bias).tolist(), hist[pi, fi + 1].tolist()
-    bounds = np.searchsorted(pi, np.arange(P + 1)).tolist()
-    if tiny:  # floor(log2|x|) of the working type's subnormals: from their leading bit
+    entries = (pi, fi + 1 - layout.bias, hist[pi, fi + 1])
+    if tiny:  # the working type's subnormals: floor(log2|x|) from their leading bit
         sub = (e == 0) & (a != 0)
-        pieces = np.repeat(np.arange(P), np.diff(starts, append=x.size))[sub].tolist()
-        for p, ex in zip(pieces, (np.frexp(x[sub])[1] - 1).tolist(), strict=True):
-            accs[p].tiny[ex] = accs[p].tiny.get(ex, 0) + 1
-    for p, acc in enumerate(accs):
-        acc.zero += zero[p]
-        acc.nan += nan[p]
-        acc.posinf += posinf[p]
-        acc.neginf += neginf[p]
-        acc.subnormal += subnormal[p]
-        if mn[p] == mn[p]:  # not NaN: the piece has finite values
-            acc.mn = mn[p] if acc.mn != acc.mn else min(acc.mn, mn[p])
-            acc.mx = mx[p] if acc.mx != acc.mx else max(acc.mx, mx[p])
-        acc.n1 += n1[p]
-        acc.n2 += n2[p]
-        for name, counts in over:
-            acc.over[name] += counts[p]
-        for name, counts in under:
-            acc.under[name] += counts[p]
-        acc.hist.append(list(zip(exps[bounds[p] : bounds[p + 1]], hcounts[bounds[p] : bounds[p + 1]], strict=True)))
+        pieces = np.repeat(np.arange(P), np.diff(starts, append=x.size))[sub]
+        tiny_exps = np.frexp(x[sub])[1] - 1
+        entries = tuple(np.concatenate(z) for z in zip(entries, (pieces, tiny_exps, np.ones_like(pieces)), strict=True))
+    return _Block(counts, mn, mx, n1, n2, entries)
 
 
-def _finish(acc: _Acc, layout: _Layout) -> TensorStats:
-    n = acc.numel
-    finite = n - acc.nan - acc.posinf - acc.neginf
-    if finite:
-        mean = acc.n1 / (finite << layout.scale)
-        try:
-            std = math.sqrt((finite * acc.n2 - acc.n1 * acc.n1) / ((finite * finite) << (2 * layout.scale)))
-        except OverflowError:  # float64 values whose variance is past float64's range
-            std = math.inf
-        mn, mx = acc.mn + 0.0, acc.mx + 0.0  # -0.0 → 0.0: which zero a min is must not depend on order
-        amax = max(abs(mn), abs(mx))
-    else:
-        mean = std = mn = mx = amax = math.nan
-    if len(acc.hist) == 1 and not acc.tiny:
-        hist = acc.hist[0]
-    else:
-        merged = dict(acc.tiny)
-        for part in acc.hist:
-            for ex, c in part:
-                merged[ex] = merged.get(ex, 0) + c
-        hist = sorted(merged.items())
-    denom = max(n, 1)
-    return TensorStats(
-        numel=n,
-        min=mn,
-        max=mx,
-        abs_max=amax,
-        mean=mean,
-        std=std,
-        nan=acc.nan,
-        posinf=acc.posinf,
-        neginf=acc.neginf,
-        zero=acc.zero,
-        subnormal=acc.subnormal,
-        overflow_frac={k: v / denom for k, v in acc.over.items()},
-        underflow_frac={k: v / denom for k, v in acc.under.items()},
-        log2_hist=tuple(hist),
-    )
-
-
-def _empty_acc(numel: int, dtype: torch.dtype, layout: _Layout) -> _Acc:
-    names = _format_names()
-    return _Acc(numel, _normal_field(dtype, layout), over=dict.fromkeys(names, 0), under=dict.fromkeys(names, 0))
+_COLUMNS = 5 + 2 * len(RANGE_FORMATS)
 
 
 @cache
 def _format_names() -> tuple[str, ...]:
     return tuple(dtype_name(d) for d in RANGE_FORMATS)
+
+
+def _stats(numel: int, row: list[int], mn: float, mx: float, n1: int, n2: int, hist, scale: int) -> TensorStats:
+    zero, nan, posinf, neginf, subnormal = row[:5]
+    finite = numel - nan - posinf - neginf
+    if finite:
+        mean = n1 / (finite << scale)
+        try:
+            std = math.sqrt((finite * n2 - n1 * n1) / ((finite * finite) << (2 * scale)))
+        except OverflowError:  # float64 values whose variance is past float64's range
+            std = math.inf
+        mn, mx = mn + 0.0, mx + 0.0  # -0.0 → 0.0: which zero a min is must not depend on order
+        amax = max(abs(mn), abs(mx))
+    else:
+        mean = std = mn = mx = amax = math.nan
+    names, denom, k = _format_names(), max(numel, 1), len(RANGE_FORMATS)
+    return TensorStats(
+        numel=numel,
+        min=mn,
+        max=mx,
+        abs_max=amax,
+        mean=mean,
+        std=std,
+        nan=nan,
+        posinf=posinf,
+        neginf=neginf,
+        zero=zero,
+        subnormal=subnormal,
+        overflow_frac={n: c / denom for n, c in zip(names, row[5 : 5 + k], strict=True)},
+        underflow_frac={n: c / denom for n, c in zip(names, row[5 + k :], strict=True)},
+        log2_hist=hist,
+    )
 
 
 class StatsBatch:
@@ -416,29 +376,33 @@ class StatsBatch:
     def __init__(self, max_pending: int = MAX_PENDING) -> None:
         self.max_pending = max_pending
         self._pending: dict[_Layout, list[tuple[int, np.ndarray]]] = {_F32: [], _F64: []}
-        self._accs: list[_Acc] = []
-        self._layouts: list[_Layout] = []
-        self._results: dict[int, TensorStats] = {}
         self._size = 0
         self.flushes = 0  # how many times pending copies were measured and dropped
+        self._numel: list[int] = []
+        self._normal: list[int] = []  # per ticket: exponent field of its dtype's smallest normal
+        self._layouts: list[_Layout] = []
+        self._blocks: list[tuple[np.ndarray, _Block]] = []  # (ticket of each piece, what the block measured)
+        self._results: list[TensorStats] = []
 
     def add(self, t: torch.Tensor) -> tuple[int, np.ndarray]:
         """Copy `t` (floating, with values: not meta/fake) for measuring. Returns (ticket, the flat copy), the copy
         being read-only to the caller and valid until the next `add` or `flush`."""
-        values = t.detach().to("cpu", work_dtype(t.dtype), memory_format=torch.contiguous_format, copy=True)
+        t = t.detach() if t.requires_grad else t
+        values = t.to("cpu", work_dtype(t.dtype), memory_format=torch.contiguous_format, copy=True)
         return self.add_values(values.numpy().reshape(-1), t.dtype)
 
     def add_values(self, values: np.ndarray, dtype: torch.dtype) -> tuple[int, np.ndarray]:
         """Like `add` for values already copied to the working type (float32, or float64 for float64 `dtype`)."""
         layout = _LAYOUTS[values.dtype]
-        ticket = len(self._accs)
-        self._accs.append(_empty_acc(values.size, dtype, layout))
+        ticket = len(self._numel)
+        self._numel.append(values.size)
+        self._normal.append(_normal_field(dtype, layout))
         self._layouts.append(layout)
         if values.size:
             self._pending[layout].append((ticket, values))
             self._size += values.size
-        if self._size >= self.max_pending:
-            self.flush()
+            if self._size >= self.max_pending:
+                self.flush()
         return ticket, values
 
     def flush(self) -> None:
@@ -463,14 +427,53 @@ class StatsBatch:
     def _measure(self, block: list[tuple[int, np.ndarray]], layout: _Layout) -> None:
         x = block[0][1] if len(block) == 1 else np.concatenate([v for _, v in block])
         starts = np.cumsum([0] + [v.size for _, v in block[:-1]])
-        _measure_block(x, starts, [self._accs[t] for t, _ in block], layout)
+        tickets = np.array([t for t, _ in block])
+        normal = np.array([self._normal[t] for t, _ in block])
+        self._blocks.append((tickets, _measure_block(x, starts, normal, layout)))
 
     def result(self, ticket: int) -> TensorStats:
-        if ticket not in self._results:
-            if any(items for items in self._pending.values()):
-                self.flush()
-            self._results[ticket] = _finish(self._accs[ticket], self._layouts[ticket])
+        if ticket >= len(self._results):
+            self.flush()
+            self._results = self._combine()
         return self._results[ticket]
+
+    def _combine(self) -> list[TensorStats]:
+        """Every ticket's statistics from the pieces measured so far."""
+        T = len(self._numel)
+        counts = np.zeros((T, _COLUMNS), np.int64)
+        mn, mx = np.full(T, math.nan), np.full(T, math.nan)
+        n1, n2 = [0] * T, [0] * T
+        entries = []
+        for tickets, b in self._blocks:
+            np.add.at(counts, tickets, b.counts)
+            np.fmin.at(mn, tickets, b.mn)  # NaN (no finite value yet) loses to any number
+            np.fmax.at(mx, tickets, b.mx)
+            for p, t in enumerate(tickets.tolist()):
+                n1[t] += b.n1[p]
+                n2[t] += b.n2[p]
+            pieces, exps, cnts = b.hist
+            entries.append((tickets[pieces], exps, cnts))
+        hists = self._histograms(entries, T)
+        rows, mns, mxs = counts.tolist(), mn.tolist(), mx.tolist()
+        return [
+            _stats(self._numel[t], rows[t], mns[t], mxs[t], n1[t], n2[t], hists[t], self._layouts[t].scale)
+            for t in range(T)
+        ]
+
+    @staticmethod
+    def _histograms(entries, T: int) -> list[tuple[tuple[int, int], ...]]:
+        """Per ticket: (exponent, count) ascending, bins of the same ticket and exponent from several pieces summed."""
+        if not entries:
+            return [()] * T
+        tickets, exps, cnts = (np.concatenate(z) for z in zip(*entries, strict=True))
+        key = tickets.astype(np.int64) * 8192 + (exps + 4096)  # float64 exponents lie in [-1074, 1023]
+        bins, where = np.unique(key, return_inverse=True)
+        total = np.bincount(where, weights=cnts).astype(np.int64).tolist()
+        exps, owner = (bins % 8192 - 4096).tolist(), bins // 8192
+        bounds = np.searchsorted(owner, np.arange(T + 1)).tolist()
+        return [
+            tuple(zip(exps[bounds[t] : bounds[t + 1]], total[bounds[t] : bounds[t + 1]], strict=True)) for t in range(T)
+        ]
 
 
 def tensor_stats(t: torch.Tensor) -> TensorStats:
@@ -481,14 +484,15 @@ def tensor_stats(t: torch.Tensor) -> TensorStats:
 
 
 def sample_of(values: np.ndarray, shape: tuple[int, ...], max_side: int, max_mats: int) -> np.ndarray:
-    """`sample_values` of a tensor of `shape` whose row-major values are `values` (flat)."""
+    """`sample_values` of a tensor of `shape` whose row-major values are `values` (flat; a copy the caller owns:
+    when the sample is all of it, the sample is a view of it)."""
     if len(shape) >= 2:
         rows, cols = shape[-2], shape[-1]
         mats = math.prod(shape[:-2])
         x = values.reshape(mats, rows, cols)[:max_mats, :max_side, :max_side]
     else:
         x = values.reshape(1, 1, -1)[:, :, : max_side * max_side]
-    return x.copy()
+    return x if x.size == values.size else x.copy()
 
 
 def sample_values(t: torch.Tensor, max_side: int, max_mats: int) -> np.ndarray:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
@@ -310,7 +310,7 @@ class _Recorder(TorchDispatchMode):
             if self.batch is None or not o.is_floating_point() or o.layout != torch.strided:
                 outputs.append(_Out(info))
                 continue
-            if o.is_meta or is_fake(o):
+            if o.is_meta or (type(o) is not torch.Tensor and is_fake(o)):
                 raise TraceError("no_values", "tensor", str(o.device), "meta and fake tensors hold no values")
             ticket, values = self.batch.add(o)
             if self.batch.flushes != self.flushes:  # measured and dropped: older copies are gone from the batch
@@ -426,6 +426,7 @@ def _key(t: torch.Tensor) -> tuple:
 _local = threading.local()
 _installed: set[tuple[str, DispatchKey]] = set()
 _ready: set[str] = set()  # device types whose full scan has completed
+_composites_kept = False
 _install_lock = threading.Lock()
 
 
@@ -489,28 +490,32 @@ def _keep_cpp_composites() -> None:
                     op._dispatch_cache.clear()
 
 
-def _install(device_type: str) -> int:
+def _install(device_type: str, names: Iterable[str] | None = None) -> int:
+    global _composites_kept
     key = AUTOCAST_KEYS[device_type]
-    _keep_cpp_composites()
-    for name in torch._C._dispatch_get_all_op_names():
+    if not _composites_kept:  # once per process
+        _keep_cpp_composites()
+        _composites_kept = True
+    for name in torch._C._dispatch_get_all_op_names() if names is None else names:
         if (name, key) in _installed or not torch._C._dispatch_has_kernel_for_dispatch_key(name, key.name):
             continue
         op = resolve_op(name)
         if op is not None and key not in op.py_kernels:
             op.py_impl(key)(_autocast_kernel(op, key, device_type))
         _installed.add((name, key))
-    _ready.add(device_type)
+    if names is None:
+        _ready.add(device_type)
     return sum(1 for _, k in _installed if k == key)
 
 
-def install_autocast_kernels(device_type: str) -> int:
+def install_autocast_kernels(device_type: str, names: Iterable[str] | None = None) -> int:
     """Wrap every op that has a kernel at this device's Autocast key (idempotent). Returns how many are wrapped.
 
-    `trace()` scans once per device type (~35 ms); whoever registers Autocast kernels later (the CUDA-policy
-    emulation) calls this again so the new ops are wrapped too.
+    `trace()` scans every op once per device type (~35 ms); whoever registers Autocast kernels later (the
+    CUDA-policy emulation) calls this again, with the `names` it registered, so those ops are wrapped too.
     """
     with _install_lock:
-        return _install(device_type)
+        return _install(device_type, names)
 
 
 def _ensure_autocast_kernels(device_type: str) -> None:
