@@ -365,6 +365,33 @@ def _stats(numel: int, row: list[int], mn: float, mx: float, n1: int, n2: int, h
     )
 
 
+_KINDS = ("nan", "posinf", "neginf")
+
+
+def _kinds(values: np.ndarray) -> frozenset[str]:
+    """Which kinds of non-finite value a flat float array holds."""
+    found = (np.isnan(values).any(), (values == math.inf).any(), (values == -math.inf).any())
+    return frozenset(k for k, hit in zip(_KINDS, found, strict=True) if hit)
+
+
+def _dense_flat(t: torch.Tensor) -> torch.Tensor:
+    """`t`'s elements in memory order as a 1-D view when they fill their memory densely in some order (a transpose
+    or permute of a contiguous tensor), else as a 1-D copy. Statistics do not depend on the order."""
+    if t.is_contiguous():
+        return t.view(-1)
+    by_stride = t.permute(sorted(range(t.dim()), key=lambda d: (-t.stride(d), -t.shape[d])))
+    return by_stride.view(-1) if by_stride.is_contiguous() else t.reshape(-1)
+
+
+class Added(NamedTuple):
+    """What `StatsBatch.add` took: the ticket for `result`, the copy (None when measured at once) and the kinds of
+    non-finite value ("nan", "posinf", "neginf") among the values."""
+
+    ticket: int
+    values: np.ndarray | None
+    nonfinite: frozenset[str]
+
+
 class StatsBatch:
     """Statistics of many tensors measured together.
 
@@ -383,27 +410,54 @@ class StatsBatch:
         self._layouts: list[_Layout] = []
         self._blocks: list[tuple[np.ndarray, _Block]] = []  # (ticket of each piece, what the block measured)
         self._results: list[TensorStats] = []
+        self._buffers: dict[_Layout, torch.Tensor] = {}  # per working type: the block that large tensors stream through
 
-    def add(self, t: torch.Tensor) -> tuple[int, np.ndarray]:
-        """Copy `t` (floating, with values: not meta/fake) for measuring. Returns (ticket, the flat copy), the copy
-        being read-only to the caller and valid until the next `add` or `flush`."""
+    def add(self, t: torch.Tensor) -> Added:
+        """Take `t`'s values (floating, with values: not meta/fake) for measuring.
+
+        Up to a block's worth, they are copied and measured with the rest later (`Added.values` is that copy,
+        read-only to the caller, valid until the next `add` or `flush`); larger tensors are measured at once,
+        streamed through one reused buffer, so no large copy is ever made (`Added.values` is None).
+        """
         t = t.detach() if t.requires_grad else t
-        values = t.to("cpu", work_dtype(t.dtype), memory_format=torch.contiguous_format, copy=True)
-        return self.add_values(values.numpy().reshape(-1), t.dtype)
+        layout = _F64 if t.dtype == torch.float64 else _F32
+        if t.numel() <= layout.block:
+            values = t.to("cpu", work_dtype(t.dtype), memory_format=torch.contiguous_format, copy=True)
+            return self.add_values(values.numpy().reshape(-1), t.dtype)
+        ticket = self._ticket(t.numel(), t.dtype, layout)
+        buffer = self._buffers.get(layout)
+        if buffer is None:
+            buffer = self._buffers[layout] = torch.empty(layout.block, dtype=work_dtype(t.dtype))
+        flat, normal, start0 = _dense_flat(t), np.array([self._normal[ticket]]), np.zeros(1, np.intp)
+        nonfinite = np.zeros(3, np.int64)
+        for start in range(0, flat.numel(), layout.block):
+            piece = flat[start : start + layout.block]
+            chunk = buffer[: piece.numel()]
+            chunk.copy_(piece)
+            block = _measure_block(chunk.numpy(), start0, normal, layout)
+            self._blocks.append((np.array([ticket]), block))
+            nonfinite += block.counts[0, 1:4]
+        return Added(ticket, None, frozenset(k for k, c in zip(_KINDS, nonfinite.tolist(), strict=True) if c))
 
-    def add_values(self, values: np.ndarray, dtype: torch.dtype) -> tuple[int, np.ndarray]:
+    def add_values(self, values: np.ndarray, dtype: torch.dtype) -> Added:
         """Like `add` for values already copied to the working type (float32, or float64 for float64 `dtype`)."""
         layout = _LAYOUTS[values.dtype]
-        ticket = len(self._numel)
-        self._numel.append(values.size)
-        self._normal.append(_normal_field(dtype, layout))
-        self._layouts.append(layout)
+        ticket = self._ticket(values.size, dtype, layout)
+        nonfinite = frozenset()
         if values.size:
             self._pending[layout].append((ticket, values))
             self._size += values.size
+            if not np.isfinite(values).all():
+                nonfinite = _kinds(values)
             if self._size >= self.max_pending:
                 self.flush()
-        return ticket, values
+        return Added(ticket, values, nonfinite)
+
+    def _ticket(self, numel: int, dtype: torch.dtype, layout: _Layout) -> int:
+        self._numel.append(numel)
+        self._normal.append(_normal_field(dtype, layout))
+        self._layouts.append(layout)
+        return len(self._numel) - 1
 
     def flush(self) -> None:
         """Measure everything pending."""
@@ -479,8 +533,7 @@ class StatsBatch:
 def tensor_stats(t: torch.Tensor) -> TensorStats:
     """Measure `t` (any floating dtype, any device with values)."""
     batch = StatsBatch()
-    ticket, _ = batch.add(t)
-    return batch.result(ticket)
+    return batch.result(batch.add(t).ticket)
 
 
 def sample_of(values: np.ndarray, shape: tuple[int, ...], max_side: int, max_mats: int) -> np.ndarray:

@@ -163,18 +163,6 @@ def _meta(t: torch.Tensor) -> TensorInfo:
     return info
 
 
-def _kinds(values: np.ndarray) -> set[str]:
-    """Which kinds of non-finite value a flat float array holds."""
-    found = set()
-    if np.isnan(values).any():
-        found.add("nan")
-    if (values == math.inf).any():
-        found.add("posinf")
-    if (values == -math.inf).any():
-        found.add("neginf")
-    return found
-
-
 def _scalar_kinds(v: object) -> set[str]:
     if isinstance(v, complex):
         return _scalar_kinds(v.real) | _scalar_kinds(v.imag)
@@ -304,7 +292,7 @@ class _Recorder(TorchDispatchMode):
 
     def _outputs(self, index: int, tout: list[torch.Tensor]) -> tuple[list[_Out], set[str]]:
         """Each output's record, copying floating ones for statistics; and the non-finite kinds they hold."""
-        outputs, bad = [], set()
+        outputs, bad = [], frozenset()
         for position, o in enumerate(tout):
             info = _meta(o)
             if self.batch is None or not o.is_floating_point() or o.layout != torch.strided:
@@ -312,14 +300,16 @@ class _Recorder(TorchDispatchMode):
                 continue
             if o.is_meta or (type(o) is not torch.Tensor and is_fake(o)):
                 raise TraceError("no_values", "tensor", str(o.device), "meta and fake tensors hold no values")
-            ticket, values = self.batch.add(o)
+            added = self.batch.add(o)
             if self.batch.flushes != self.flushes:  # measured and dropped: older copies are gone from the batch
                 self.recent.clear()
                 self.flushes = self.batch.flushes
-            self.recent[(index, position)] = values
-            if values.size and not np.isfinite(values).all():
-                bad |= _kinds(values)
-            outputs.append(_Out(info, ticket, sample_of(values, info.shape, **OTHER_SAMPLE)))
+            bad |= added.nonfinite
+            if added.values is None:  # a large tensor, measured at once without a copy
+                outputs.append(_Out(info, added.ticket, sample_values(o, **OTHER_SAMPLE)))
+                continue
+            self.recent[(index, position)] = added.values
+            outputs.append(_Out(info, added.ticket, sample_of(added.values, info.shape, **OTHER_SAMPLE)))
         return outputs, bad
 
     def _source(self, t: torch.Tensor) -> int | str | None:

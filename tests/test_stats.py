@@ -116,28 +116,36 @@ def test_tensor_stats_equal_the_reference(t):
 def test_one_batch_of_many_tensors_equals_each_alone():
     corpus = _corpus()
     batch = StatsBatch()
-    tickets = [batch.add(t)[0] for t in corpus]
+    tickets = [batch.add(t).ticket for t in corpus]
     for ticket, t in zip(tickets, corpus, strict=True):
         assert _same(batch.result(ticket), reference_stats(t)), t
 
 
-def test_pieces_and_flushes_do_not_change_the_numbers(monkeypatch):
-    """Tensors split over several blocks and batches flushed part way give the same statistics."""
+def test_pieces_streaming_and_flushes_do_not_change_the_numbers(monkeypatch):
+    """Small tensors copied and flushed part way, large ones streamed block by block (contiguous, transposed,
+    expanded): the same statistics."""
     small = dataclasses.replace(stats._F32, block=64)
     monkeypatch.setattr(stats, "_F32", small)
     monkeypatch.setitem(stats._LAYOUTS, np.dtype(np.float32), small)
     corpus = [t for t in _corpus() if t.dtype != torch.float64]
-    batch = StatsBatch(max_pending=500)
-    tickets = [batch.add(t)[0] for t in corpus]
-    assert batch.flushes > 1
-    for ticket, t in zip(tickets, corpus, strict=True):
-        assert _same(batch.result(ticket), reference_stats(t)), t
+    corpus += [corpus[6][:600].view(20, 30).t(), corpus[7][:60].view(1, 60).expand(5, 60), corpus[6][:40]]
+    batch = StatsBatch(max_pending=100)
+    added = [batch.add(t) for t in corpus]
+    assert batch.flushes > 1 and sum(a.values is None for a in added) > 3
+    for a, t in zip(added, corpus, strict=True):
+        assert _same(batch.result(a.ticket), reference_stats(t)), t
+        assert a.nonfinite == {k for k, n in zip(("nan", "posinf", "neginf"), _nonfinite(t), strict=True) if n}
+
+
+def _nonfinite(t: torch.Tensor) -> tuple[int, int, int]:
+    x = t.double()
+    return int(x.isnan().sum()), int((x == math.inf).sum()), int((x == -math.inf).sum())
 
 
 def test_a_batch_keeps_no_reference_and_copies_at_once():
     t = torch.ones(8)
     batch = StatsBatch()
-    ticket, _ = batch.add(t)
+    ticket = batch.add(t).ticket
     t.mul_(3)  # changed after it was added: the statistics are of the values at add time
     assert batch.result(ticket).max == 1.0
 
