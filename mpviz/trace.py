@@ -19,8 +19,12 @@ How it sees what it sees:
   attributed to the innermost span holding it. A backward op is linked to the forward op whose autograd node
   runs it: the node that op created has the sequence number just below the counter's value when it dispatched.
   No reference to any tensor is kept, so autograd frees and reuses buffers exactly as it does untraced.
-- Value statistics: each floating output is copied once (to float32, float64 stays) when it is made, and all
-  copies are measured together in a few vectorized passes (`mpviz.stats.StatsBatch`), flushed in chunks.
+- The python dispatcher (which those kernels need) would swap ~40 ops' C++ composite kernels for torch's Python
+  decompositions (matmul, dropout, lstm, upsample…); while this thread traces, the C++ kernels run, so the op
+  list is what the program runs untraced (tests compare it with a bare dispatch mode).
+- Value statistics (`mpviz.stats.StatsBatch`): a small floating output is copied once (to float32; float64
+  stays) when it is made and measured with the others in a few vectorized passes at the end, flushed in
+  chunks; a large one is measured at once, streamed through one reused buffer. Exact, so order-independent.
 - A gradient computed on a thread that does not record (a `backward()` called from another Python thread) is
   noticed by the gradient hooks of the model's parameters and landmarks: `Trace.backward_unrecorded` says so.
   A backward that autograd runs on its own device threads for the tracing thread (CUDA) is recorded.
@@ -361,7 +365,8 @@ class _Recorder(TorchDispatchMode):
 
     # -- landmarks --------------------------------------------------------------------------------------------
     def on_mark(self, name: str, t: torch.Tensor) -> None:
-        if self not in _get_current_dispatch_mode_stack():  # a gradient hook on a thread that does not record
+        elsewhere = threading.get_ident() != self.thread
+        if elsewhere and self not in _get_current_dispatch_mode_stack():  # a gradient hook on a thread not recording
             self.backward_unrecorded = True
             return
         with _disable_current_modes(), torch._C._DisablePythonDispatcher():  # our bookkeeping is no event
