@@ -294,7 +294,7 @@ class _Recorder(TorchDispatchMode):
         record = (index, phase, module, _op_name(func), meta, outputs, is_cast, cast_for, node_name, forward_index)
         self.records.append((*record, creates, sources, func.is_view))
 
-    def _outputs(self, index: int, tout: list[torch.Tensor]) -> tuple[list[_Out], set[str]]:
+    def _outputs(self, index: int, tout: list[torch.Tensor]) -> tuple[list[_Out], frozenset[str]]:
         """Each output's record, copying floating ones for statistics; and the non-finite kinds they hold."""
         outputs, bad = [], frozenset()
         for position, o in enumerate(tout):
