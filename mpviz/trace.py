@@ -280,10 +280,11 @@ class _Recorder(TorchDispatchMode):
             is_cast = func is _TO_COPY and forward_index in self.cast_events
         sources = tuple(self._source(t) for t in tin)  # before this op's outputs are registered (in-place ops)
         for position, o in enumerate(tout):  # a view/alias never takes a tensor's identity from its producer
-            if not (func.is_view and self._producer(_key(o)) is not None):
-                storage = o.untyped_storage()
-                self.produced[_key(o)] = (index, position, weakref.ref(storage))
-                self.writers[_storage_id(storage)] = (index, weakref.ref(storage))
+            key = _key(o)
+            if not (func.is_view and self._producer(key) is not None):
+                storage = weakref.ref(o.untyped_storage())
+                self.produced[key] = (index, position, storage)
+                self.writers[key[0]] = (index, storage)
         outputs, bad = self._outputs(index, tout)
         creates = False
         if bad and not func._opname.startswith(("empty", "new_empty")):  # those allocate: no values made yet
