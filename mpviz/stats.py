@@ -11,12 +11,12 @@ has exactly the statistics of its source:
 - counts, min/max and the exponent histogram are exact by nature (a zero min/max is reported as +0.0);
 - mean is the float64 nearest to the exact mean; std is √ of the float64 nearest to the exact population variance.
   Both come from exact integer sums: every float32 (float64) value is an integer times a power of two, and those
-  integers are summed per group of exponents in float64 without rounding (see `_Layout`).
+  integers are summed per group of exponents in int64 without overflow (see `_Layout`).
 
-`StatsBatch` measures many tensors together: `add` copies a tensor's values (one cast, no reference kept to the
-tensor), and the statistics of everything added are computed in a few vectorized passes over one buffer, flushed
-whenever the pending values pass `max_pending` elements, so memory stays bounded however large the tensors.
-`tensor_stats(t)` is the same for one tensor.
+`StatsBatch` measures many tensors together: `add` copies a small tensor's values (one cast, no reference kept to
+the tensor) and the statistics of everything added are computed in a few vectorized passes over blocks of 32k
+values, flushed whenever the pending values pass `max_pending`; a large tensor is streamed through one reused
+block at once. Memory stays bounded however large the tensors. `tensor_stats(t)` is the same for one tensor.
 """
 
 from __future__ import annotations
