@@ -13,11 +13,14 @@ on a CPU build at all. `fake_cuda_forward` runs the forward on fake CUDA tensors
 dispatch: the reference `check_emulation` compares the emulation with.
 
 The kernels are process-wide: the context holds `autocast_exclusive()` for as long as they are registered,
-so no concurrent plain CPU autocast run (which holds `autocast_shared()`) can be affected.
+so no concurrent CPU autocast run that holds `autocast_shared()` can be affected: mpviz's own runs and every
+`mpviz.trace` on a CPU device do. Plain `torch.autocast("cpu")` code run outside mpviz.trace on another thread
+meanwhile is not protected (see `mpviz.isolation`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import warnings
@@ -155,6 +158,12 @@ def _kernel(op: torch._ops.OpOverload, name: str, category: str | None, policy: 
     return kernel
 
 
+@functools.cache
+def _cpu_policy_ops() -> tuple[str, ...]:
+    """The ops with a C++ AutocastCPU kernel (fixed for the process; read before any of ours is registered)."""
+    return tuple(policy_ops(_KEY.name))
+
+
 @contextmanager
 def cuda_policy_on_cpu(policy: DevicePolicy | None = None) -> Iterator[DevicePolicy]:
     """While inside, CPU autocast applies CUDA's casting decisions (`policy`; default: CUDA's probed one).
@@ -167,13 +176,14 @@ def cuda_policy_on_cpu(policy: DevicePolicy | None = None) -> Iterator[DevicePol
         categories = {op: cat for cat, ops in policy.categories.items() for op in ops}
         lib = torch.library.Library("aten", "IMPL")
         try:
-            for name in sorted(set(categories) | set(policy_ops(_KEY.name))):
+            names = sorted(set(categories) | set(_cpu_policy_ops()))
+            for name in names:
                 op = resolve_op(name)
                 if op is not None:
                     kernel = _kernel(op, name, categories.get(name), policy)
                     lib.impl(name, kernel, _KEY.name, with_keyset=True)
             # The tracer wraps the newly covered ops too (exp, softmax…), so it flags their casts.
-            install_autocast_kernels("cpu")
+            install_autocast_kernels("cpu", names)
             yield policy
         finally:
             lib._destroy()
