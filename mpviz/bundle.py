@@ -26,7 +26,7 @@ Schema (version `SCHEMA`; every dtype is torch's name without "torch.", every in
                stats  numel min max abs_max mean std nan posinf neginf zero subnormal overflow{fmt: frac}
                       underflow{fmt: frac} log2_hist [[exponent, count]]; non-finite floats as "inf"/"-inf"/"nan"
                sample {shape [m, r, c], of [full shape], values: base64 of little-endian float32, row-major}
-    landmarks  name → event index
+    landmarks  name → event index; landmark_outputs: name → which of that event's outputs it is
     story      the landmark steps in execution order: {event, landmarks [names], casts [cast events that fed
                it, back to the previous landmarks], inputs [landmarks it was computed from], notices [facts]}
     graph      nodes [{id (landmark), event, phase, dtype, other_dtype?, shape}], edges [{from, to, casts}]
@@ -263,10 +263,11 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
     for step in story:
         e = t.events[step["event"]]
         for name in step["landmarks"]:
-            node = {"id": name, "event": e.index, "phase": e.phase, "dtype": e.outputs[0].dtype}
-            node["shape"] = list(e.outputs[0].shape)
-            if e.index in other_dtypes:
-                node["other_dtype"] = other_dtypes[e.index]
+            out = t.landmark_output(name)
+            node = {"id": name, "event": e.index, "phase": e.phase, "dtype": out.dtype, "shape": list(out.shape)}
+            theirs = other.landmark_output(name).dtype if other is not None and name in other.landmarks else None
+            if theirs is not None and theirs != out.dtype:
+                node["other_dtype"] = theirs
             nodes.append(node)
             for src in step["inputs"]:
                 edges.append({"from": src, "to": name, "casts": step["casts"]})
@@ -307,6 +308,7 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
         "range_formats": [dtype_name(d) for d in RANGE_FORMATS],
         "events": events,
         "landmarks": dict(sorted(t.landmarks.items(), key=lambda kv: kv[1])),
+        "landmark_outputs": {name: t.landmark_outputs.get(name, 0) for name in t.landmarks},
         "story": story,
         "graph": {"nodes": nodes, "edges": edges},
         "errors": errors,

@@ -162,7 +162,7 @@ def _counterpart_casts(counterpart: AttentionTrace | None, name: str) -> dict | 
         "policy": g["policy"],
         "op": g["op"],
         "category": g["category"],
-        "dtype": counterpart.trace.events[index].outputs[0].dtype,
+        "dtype": counterpart.trace.landmark_output(name).dtype,
     }
 
 
@@ -193,13 +193,12 @@ def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrac
     else:
         for name in names:
             if name.removeprefix(PARAM_GRAD_PREFIX) in t.landmarks:  # an activation's gradient: grad_q ← q
-                fwd = t.landmark_event(name.removeprefix(PARAM_GRAD_PREFIX))
                 out.append(
                     {
                         "kind": "grad_follows_forward",
                         "forward": name.removeprefix(PARAM_GRAD_PREFIX),
-                        "forward_dtype": fwd.outputs[0].dtype,
-                        "dtype": e.outputs[0].dtype,
+                        "forward_dtype": t.landmark_output(name.removeprefix(PARAM_GRAD_PREFIX)).dtype,
+                        "dtype": t.landmark_output(name).dtype,
                         "casts": ([index] if e.autocast_cast else []) + casts,  # backward of autocast's casts
                     }
                 )
@@ -237,14 +236,14 @@ def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrac
                 }
             )
     if counterpart is not None and names and names[0] in counterpart.trace.landmarks:
-        theirs = counterpart.trace.landmark_event(names[0]).outputs[0].dtype
-        if e.outputs and theirs != e.outputs[0].dtype:
+        theirs, here = counterpart.trace.landmark_output(names[0]).dtype, t.landmark_output(names[0]).dtype
+        if theirs != here:
             out.append(
                 {
                     "kind": "other_device_dtype",
                     "policy": policy_device(counterpart.device),
                     "dtype": theirs,
-                    "here": e.outputs[0].dtype,
+                    "here": here,
                 }
             )
     return out

@@ -117,10 +117,15 @@ class Trace:
     autocast_dtype: str | None = None
     events: list[OpEvent] = field(default_factory=list)
     landmarks: dict[str, int] = field(default_factory=dict)  # name → event index (the event that produced it)
+    landmark_outputs: dict[str, int] = field(default_factory=dict)  # name → which output of that event it is
     backward_unrecorded: bool = False  # gradients were computed on a thread this trace does not record
 
     def landmark_event(self, name: str) -> OpEvent:
         return self.events[self.landmarks[name]]
+
+    def landmark_output(self, name: str) -> TensorInfo:
+        """The tensor a landmark names: one output of its event (LayerNorm's backward makes two landmarks)."""
+        return self.landmark_event(name).outputs[self.landmark_outputs.get(name, 0)]
 
     def story(self) -> list[OpEvent]:
         """Only the landmark events, in execution order: the ~15-step view above the full ATen list."""
@@ -381,6 +386,7 @@ class _Recorder(TorchDispatchMode):
             return
         index, position = hit
         self.trace.landmarks[name] = index
+        self.trace.landmark_outputs[name] = position
         self.landmark_of.setdefault(index, name)  # one op may yield two landmarks: the first names the event
         out = self.records[index][5][position]
         if out.ticket is not None:  # landmarks keep a larger sample, of the values the event made when possible

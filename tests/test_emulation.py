@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from mpviz import emulation as emu
 from mpviz.__main__ import main
-from mpviz.attention import available_devices, compare_devices, compare_ops, trace_attention
+from mpviz.attention import available_devices, trace_attention
+from mpviz.bundle import build_bundle
 from mpviz.isolation import autocast_shared
 from mpviz.model import LIMITS, AttentionConfig, ConfigError
 from mpviz.policy import PROBE_FUNCTIONS, PROBE_INPUT_DTYPES, probe_call
@@ -58,12 +59,14 @@ def test_cuda_sim_shows_cudas_dtype_flow_with_real_values():
     assert any(e.phase == "backward" for e in sim.trace.events)  # the emulated backward ran
 
 
-def test_compare_devices_and_ops_name_what_differs():
+def test_the_bundle_names_what_differs_between_the_devices():
     cpu, sim = trace_attention(SMALL, "cpu", "bf16"), trace_attention(SMALL, "cuda-sim", "bf16")
-    assert compare_devices(cpu, sim)["probs"] == ("bfloat16", "float32")
-    assert "x_norm" not in compare_devices(cpu, sim) and compare_devices(cpu, cpu) == {}
-    events = cpu.trace.events
-    by_op = {(events[i].module, events[i].op): d for i, d in compare_ops(cpu, sim).items()}
+    b = build_bundle(cpu, sim).data
+    nodes = {n["id"]: n for n in b["graph"]["nodes"]}
+    assert (nodes["probs"]["dtype"], nodes["probs"]["other_dtype"]) == ("bfloat16", "float32")
+    assert "other_dtype" not in nodes["x_norm"]
+    assert not any("other_dtype" in n for n in build_bundle(cpu, cpu).data["graph"]["nodes"])
+    by_op = {(e["module"], e["op"]): (e["out"][0]["dtype"], e.get("other_dtype")) for e in b["events"]}
     assert by_op[("loss", "aten._log_softmax.default")] == ("float32", "bfloat16")
     assert by_op[("attn", "aten._softmax.default")] == ("bfloat16", "float32")
 

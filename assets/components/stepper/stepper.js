@@ -205,11 +205,20 @@ class Stepper {
     return this.specs.get(dtype);
   }
 
-  // first output of event i that carries a sample, decoded once: {shape [m, r, c], of, values Float32Array, out}
+  // which output of event e a step shows: the landmark's own output (LayerNorm's backward makes three tensors, two
+  // of them landmarks), else the first one that was measured
+  shownOutput(e) {
+    const named = e.landmarks?.length ? this.b.landmark_outputs?.[e.landmarks[0]] : undefined;
+    if (named !== undefined && e.out[named]?.stats) return named;
+    return e.out.findIndex((o) => o.stats);
+  }
+
+  // the shown output of event i (see shownOutput), its sample decoded once: {shape [m, r, c], of, values, out}
   sample(i) {
     if (this.samples.has(i)) return this.samples.get(i);
     const e = this.b.events[i];
-    const k = e ? e.out.findIndex((o) => o.sample) : -1;
+    const shown = e ? this.shownOutput(e) : -1;
+    const k = shown >= 0 && e.out[shown].sample ? shown : e ? e.out.findIndex((o) => o.sample) : -1;
     let got = null;
     if (k >= 0) {
       const smp = e.out[k].sample;
@@ -900,7 +909,7 @@ class Stepper {
   renderValues() {
     const e = this.event();
     const box = this.$("values");
-    const out = e.out.find((o) => o.stats);
+    const out = e.out[this.shownOutput(e)];
     if (!out) {
       box.replaceChildren(h("h3", {}, this.ts("values.title")), h("p", { class: "mpv-muted" }, this.ts("values.no_float")));
       return;
