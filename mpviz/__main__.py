@@ -29,7 +29,7 @@ from dataclasses import fields, replace
 from mpviz import claims, lessons
 from mpviz import softmax as sm
 from mpviz.attention import available_devices, trace_attention
-from mpviz.bench import DEFAULT_REPEAT, run_bench
+from mpviz.bench import DEFAULT_REPEAT, page_run, run_bench
 from mpviz.bundle import lesson_bundle
 from mpviz.formats import ROUNDINGS, SHORT_NAMES, encode
 from mpviz.model import (
@@ -217,8 +217,9 @@ def _add_bench(sub) -> None:
 
 def _run_bench(args) -> None:
     rows = run_bench(repeat=args.repeat)  # ConfigError (exit 2) for a repeat outside the limits, before any work
+    page = page_run()
     if args.json:
-        _out(dumps({"results": rows}))
+        _out(dumps({"results": rows, "page_run": page}))
         return
     _print_table(
         [
@@ -227,15 +228,34 @@ def _run_bench(args) -> None:
                 r.dtype,
                 f"{r.untraced_ms:.1f}",
                 f"{r.traced_ms:.1f}",
+                f"{r.stats_us_per_output:.0f}",
                 f"{r.full_ms:.1f}",
-                f"{r.ratio:.1f}x",
+                f"{r.lesson_ms:.1f}",
+                f"{r.bundle_bytes / 1024:.0f}",
                 r.events,
                 f"{r.relative_spread:.0%}",
             ]
             for r in rows
         ],
-        ["config", "autocast", "untraced ms", "traced ms", "trace+ref ms", "ratio", "events", "spread (IQR/median)"],
+        [
+            "config",
+            "autocast",
+            "untraced ms",
+            "traced ms",
+            "stats us/output",
+            "trace+ref ms",
+            "lesson ms",
+            "bundle KiB",
+            "events",
+            "spread (IQR/median)",
+        ],
     )
+    if page is not None:
+        _out()
+        _out(
+            f"page run ({page.page}, cached results, one fresh session): median {page.median_ms:.0f} ms, "
+            f"max {page.max_ms:.0f} ms over {page.runs} runs"
+        )
 
 
 # ── scaler and recipes ────────────────────────────────────────────────────────────────────────────────────

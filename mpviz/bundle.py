@@ -12,9 +12,10 @@ Schema (version `SCHEMA`; every dtype is torch's name without "torch.", every in
     run        config, device ("cpu" | "cuda" | "cuda-sim"), computed_on, autocast_dtype (null: autocast off),
                torch_version, emulation_limits (codes, cuda-sim only), counterpart_device (null when off)
     counts     events, forward, backward, casts
-    formats    dtype → layout and range from mpviz.formats.FormatSpec (bits, bias, max, ..., overflow: what a
-               value past max becomes: "inf" | "nan" | "saturate"), for every dtype the trace shows and the
-               range formats
+    formats    dtype → layout and range from mpviz.formats.FormatSpec (bits, bias, max, has_zero, ...) and
+               mpviz.stats.FormatRange (overflow_at, underflow_at and whether the tie counts; overflow: what a value
+               past max becomes, exactly rounded: "inf" | "nan" | "saturate"; torch_overflow: what torch's cast
+               makes of it), for every dtype the trace shows and the range formats
     range_formats  the formats every floating output is measured against (stats.overflow / stats.underflow)
     events     every ATen op in execution order:
                  i, key (stable across devices/dtypes: the landmark name, else "phase|module|op|k"),
@@ -56,7 +57,7 @@ from mpviz.formats import FormatSpec, resolve_format
 from mpviz.model import AttentionConfig
 from mpviz.notices import feeding_casts, step_region, story_notices
 from mpviz.serialize import to_jsonable
-from mpviz.stats import RANGE_FORMATS, dtype_name
+from mpviz.stats import RANGE_FORMATS, FormatRange, dtype_name
 from mpviz.trace import OpEvent, Trace
 
 SCHEMA = 1
@@ -202,7 +203,9 @@ def _errors(result: AttentionTrace) -> tuple[dict[str, dict], float]:
 
 
 def _format(spec: FormatSpec) -> dict:
-    overflow = "inf" if spec.has_inf else ("nan" if spec.has_nan else "saturate")
+    """Layout and range of one format: FormatSpec's fields, with where overflow and flush-to-zero start and what
+    overflow becomes (exactly rounded, and in torch's cast) from mpviz.stats.FormatRange, their one source."""
+    r = FormatRange.of(spec.name)
     return to_jsonable(
         {
             "name": spec.name,
@@ -218,9 +221,16 @@ def _format(spec: FormatSpec) -> dict:
             "eps": spec.eps,
             "has_inf": spec.has_inf,
             "has_nan": spec.has_nan,
+            "has_zero": spec.has_zero,
+            "has_negative_zero": spec.has_negative_zero,
             "has_subnormals": spec.has_subnormals,
             "special_codes": spec.special_codes,
-            "overflow": overflow,
+            "overflow_at": r.overflow_at,
+            "overflow_inclusive": r.overflow_inclusive,
+            "underflow_at": r.underflow_at,
+            "underflow_inclusive": r.underflow_inclusive,
+            "overflow": r.overflow_to,
+            "torch_overflow": r.torch_overflow_to,
         }
     )
 

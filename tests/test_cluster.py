@@ -37,8 +37,8 @@ from websockets.exceptions import InvalidHandshake, WebSocketException
 from websockets.typing import Subprotocol
 
 from tests.browser import APP_IDLE
-from tests.protocol import percentile, rerun_request
 from tests.test_load import LINK
+from view.websocket_session import percentile, rerun_request
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]

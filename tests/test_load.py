@@ -14,8 +14,8 @@ import time
 import pytest
 
 from tests.browser import APP_IDLE
-from tests.protocol import SUCCESS, SessionRun, open_page, percentile
 from tests.test_stepper import STATE, RerunCounter
+from view.websocket_session import SUCCESS, SessionRun, open_page, percentile
 
 pytestmark = pytest.mark.slow
 CLASS_SIZE = 30

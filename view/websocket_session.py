@@ -1,4 +1,4 @@
-"""Speak a browser's Streamlit protocol without a browser, for load tests: one websocket per session.
+"""A browser's Streamlit session without the browser, for load tests and the bench: one websocket per session.
 
 A session connects to `/_stcore/stream` (subprotocol "streamlit"), sends one binary
 `BackMsg(rerun_script=ClientState(query_string=...))` and reads binary `ForwardMsg`s until the script run has
