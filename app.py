@@ -17,7 +17,7 @@ leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
 nav, lesson = navigation()
 st.session_state["_page"] = lesson.slug  # which lesson runs: view.url records the URL keys it declares
-st.session_state["_run_config"] = sidebar_config()
+st.session_state["_run_config"] = sidebar_config(lesson.run_config)
 show_warnings()
 with guarded(lesson.slug):
     nav.run()

@@ -15,7 +15,9 @@ class Lesson:
     slug: str  # URL path, page file and locale file name
     icon: str  # a Material Symbols name, shown in the navigation
     commands: tuple[str, ...] = ()  # CLI subcommands (python -m mpviz …) that print this lesson's measurements
-    uses_run_config: bool = True  # whether the page reads the sidebar's attention-block run config
+    # How the page uses the shared run config (the attention block, device, autocast dtype): "controls" shows the
+    # sidebar's widgets, "summary" reads the run and shows it in one line, "none" does not use it at all.
+    run_config: str = "controls"
     url_in_browser: bool = False  # a browser component keeps the view in the URL: the server cannot build the link
 
     @property
@@ -25,11 +27,11 @@ class Lesson:
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson("attention", ":material/footprint:", ("trace",), url_in_browser=True),
-    Lesson("policy", ":material/rule:", ("policy",)),
-    Lesson("formats", ":material/memory:", ("bits",)),
-    Lesson("softmax", ":material/functions:", ("softmax",)),
+    Lesson("policy", ":material/rule:", ("policy",), run_config="summary"),
+    Lesson("formats", ":material/memory:", ("bits",), run_config="summary"),
+    Lesson("softmax", ":material/functions:", ("softmax",), run_config="summary"),
     Lesson("scaler", ":material/speed:", ("scaler", "recipes")),
-    Lesson("claims", ":material/fact_check:", ("claims",), uses_run_config=False),
+    Lesson("claims", ":material/fact_check:", ("claims",), run_config="none"),
 )
 
 

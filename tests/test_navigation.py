@@ -42,7 +42,7 @@ def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
 @pytest.fixture
 def throwaway_lesson(monkeypatch, tmp_path):
     """A lesson that exists only for this test: its page file, its words, one registry entry."""
-    page = lessons.Lesson("zz_demo", ":material/science:", ("lessons",), uses_run_config=False)
+    page = lessons.Lesson("zz_demo", ":material/science:", ("lessons",), run_config="none")
     page_file = Path(APP).parent / page.page
     words = text.LOCALES / "en" / "zz_demo.toml"
     page_file.write_text(

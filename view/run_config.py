@@ -64,8 +64,13 @@ def _config_from_state() -> AttentionConfig:
     )
 
 
-def sidebar_config() -> RunConfig:
-    """Render the shared sidebar and return the (limit-checked) config every page runs on."""
+def sidebar_config(shown: str = "controls") -> RunConfig:
+    """Read the shared run config (URL → session state → limits) and return it, limit-checked.
+
+    `shown` is how the page uses it (mpviz.lessons.Lesson.run_config): "controls" renders the sidebar's widgets,
+    "summary" one line saying which run the page reads (the widgets live on the pages that change it), "none"
+    nothing. The config stays in the URL either way, so moving between lessons keeps the run.
+    """
     words = text.section("common")
     seed_from_url(SIDEBAR_PARAMS)
     s = st.session_state
@@ -80,7 +85,31 @@ def sidebar_config() -> RunConfig:
         warn(words["fixed"].format(field=e.field, value=text.echo(e.value), reason=e.reason, limit=e.limit, used=used))
     for field, key in _FIELD_KEYS.items():
         s[key] = getattr(cfg, field)
+    if shown == "controls":
+        _controls(words, devices)
+    elif shown == "summary":
+        st.sidebar.caption(words["run_summary"].format(run=describe(RunConfig(cfg, s.device, s.dtype), words)))
+    write_url(SIDEBAR_PARAMS)
+    return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
 
+
+def describe(rc: RunConfig, words) -> str:
+    """The run in one line of words: device, autocast dtype, the block's sizes and kind."""
+    c = rc.config
+    return words["run_line"].format(
+        device=words["device_labels"].get(rc.device, rc.device),
+        dtype=words["dtype_labels"][rc.dtype],
+        seq=c.seq_len,
+        dim=c.d_model,
+        heads=c.n_heads,
+        attention=c.attention,
+        softmax=c.softmax,
+        scale=f"{c.input_scale:g}",
+    )
+
+
+def _controls(words, devices: list[str]) -> None:
+    s = st.session_state
     sb = st.sidebar
     sb.header(words["sidebar_title"])
     sb.selectbox(words["device"], devices, key="device", format_func=lambda d: words["device_labels"].get(d, d))
@@ -96,8 +125,6 @@ def sidebar_config() -> RunConfig:
     sb.number_input(words["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
     sb.toggle(words["causal"], key="causal")
     sb.number_input(words["seed"], 0, 2**31 - 1, key="seed")
-    write_url(SIDEBAR_PARAMS)
-    return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
 
 
 def run_config() -> RunConfig:
