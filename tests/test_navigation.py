@@ -20,7 +20,7 @@ from view import text
 
 def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
     at = AppTest.from_file(APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
-    at.switch_page("pages/policy.py").run()
+    at.switch_page("pages/scaler.py").run()
     assert not failures(at)
     assert PagesManager.uses_pages_directory is False
     assert at.sidebar.selectbox, "app.py ran: the sidebar's run config is there"
@@ -33,7 +33,7 @@ def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
     for module in (view.navigation, view.page):
         monkeypatch.setattr(module, "leave_legacy_pages_mode", lambda: None)
     at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page("pages/policy.py").run()
+    at.switch_page("pages/scaler.py").run()
     assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
     assert not at.sidebar.selectbox, "no app.py: no sidebar, no language, no navigation titles"
     PagesManager.uses_pages_directory = None
