@@ -48,7 +48,8 @@ def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict)
 
 def speed_figure(evidence, *, labels: dict) -> go.Figure:
     """Speed of each dtype relative to float32 (`mpviz.claims.SpeedEvidence`): one matmul and one training step,
-    on a log axis with 1× marked and the claimed 2–3× band shaded."""
+    median per-round speedup with its interquartile range as error bars, on a log axis with 1× marked and the
+    claimed 2–3× band shaded."""
     lab = labels
     groups = [
         lab["matmul"].format(n=evidence.matmul_n),
@@ -69,6 +70,7 @@ def speed_figure(evidence, *, labels: dict) -> go.Figure:
     )
     for row in evidence.rows:
         speed = [row.matmul_speedup, row.step_speedup]
+        spreads = [row.matmul_speedup_spread, row.step_speedup_spread]
         fig.add_bar(
             name=row.dtype,
             x=groups,
@@ -76,9 +78,29 @@ def speed_figure(evidence, *, labels: dict) -> go.Figure:
             text=[f"{s:.2g}×" for s in speed],
             textposition="outside",
             marker_color=dtype_color(row.dtype),
-            hovertext=[f"{row.matmul_ms:.3g} ms", f"{row.step_ms:.3g} ms"],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[sp.q3 - s for sp, s in zip(spreads, speed, strict=True)],
+                arrayminus=[s - sp.q1 for sp, s in zip(spreads, speed, strict=True)],
+                color="#333333",
+            ),
+            hovertext=[lab["ms"].format(ms=row.matmul_ms), lab["ms"].format(ms=row.step_ms)],
         )
-    values = [s for r in evidence.rows for s in (r.matmul_speedup, r.step_speedup)]
+    fig.add_annotation(
+        x=0,
+        xref="paper",
+        y=1,
+        yref="paper",
+        yanchor="bottom",
+        xanchor="left",
+        showarrow=False,
+        text=lab["iqr"].format(repeat=evidence.repeat),
+        font=dict(size=12, color="#555555"),
+    )
+    values = [
+        v for r in evidence.rows for sp in (r.matmul_speedup_spread, r.step_speedup_spread) for v in (sp.q1, sp.q3)
+    ]
     lo, hi = math.log10(min([*values, 1.0])) - 0.3, math.log10(max([*values, 3.0])) + 0.3
     fig.update_yaxes(title=lab["speedup"], type="log", range=[lo, hi], dtick=1)  # a tick per decade
     return fig
