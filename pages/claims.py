@@ -650,7 +650,7 @@ def card(claim: claims.Claim, checked: claims.Checked | None) -> None:
         if checked.parts:
             parts_block(checked, words)
         VIEWS[claim.key](checked, words)
-        st.caption(TEXT["back"])
+        st.markdown(TEXT["back"])  # a link from the locale file: markdown, not a caption (captions carry no links)
 
 
 # ── the overview ────────────────────────────────────────────────────────────────────────────────────────────

@@ -45,6 +45,7 @@ from mpviz.claims.values import (
     StorageEvidence,
     identify_quoted,
     rounding_bin,
+    score_pair,
 )
 from mpviz.claims.verdicts import VERDICTS, Checked, Part, judged, verdict_counts
 
@@ -96,6 +97,7 @@ __all__ = [
     "quartile_verdicts",
     "rounding_bin",
     "scaler_step",
+    "score_pair",
     "select",
     "speed_verdict",
     "trace_device",
