@@ -17,7 +17,7 @@ from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_ur
 
 TEXT = text.section("claims")
 RANGE_LABELS = {**text.section("formats")["figure"], **TEXT["labels"]}  # the formats lesson's range chart
-NUMBER_LINE_LABELS = {**text.section("formats")["figure"], "number_line_title": TEXT["labels"]["number_line_title"]}
+NUMBER_LINE_LABELS = {**text.section("formats")["figure"], "number_line_title": ""}  # titled by a caption: it wraps
 
 BADGE_COLORS = {
     "holds": "green",
@@ -51,7 +51,8 @@ def category(cat: str | None) -> str:
 
 
 def short_category(cat: str | None) -> str:
-    return TEXT["category_short"][cat or "none"]
+    """A category's short name, breakable after each underscore so a narrow table can wrap it."""
+    return TEXT["category_short"][cat or "none"].replace("_", "_\u200b")
 
 
 def op_name(op: str) -> str:
@@ -87,7 +88,8 @@ def say(c: claims.Checked, words: dict, fields: dict) -> None:
 
 
 def table(rows: list[dict], container=st) -> None:
-    container.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    """A small static table: every cell wraps instead of being cut off (phones, projectors)."""
+    container.table(pd.DataFrame(rows), hide_index=True, border="horizontal")
 
 
 # ── evidence, one view per claim ────────────────────────────────────────────────────────────────────────────
@@ -122,15 +124,20 @@ def policy_view(c: claims.Checked, words: dict) -> None:
         st.dataframe(frame, width="stretch")
 
 
+def call_label(probe) -> str:
+    return f"`{probe.function}({', '.join(probe.input_dtypes)})`"
+
+
 def probes_table(ev: claims.PolicyEvidence) -> list[dict]:
-    """One row per probed call: its inputs, and per device what it returned with autocast on and off."""
+    """One row per probed call; per device what it returned with autocast on, then off."""
     cols, rows = TEXT["table_cols"], []
     for i, first in enumerate(ev.devices[0].probes):
-        row = {cols["function"]: f"{first.function}({', '.join(first.input_dtypes)})"}
+        row = {cols["function"]: call_label(first)}
         for run in ev.devices:
-            device = TEXT["device_short"][run.device]
-            row[cols["out"].format(device=device)] = run.probes[i].output_dtype
-            row[cols["without"].format(device=device)] = run.probes[i].output_dtype_without_autocast
+            p = run.probes[i]
+            row[cols["on_off"].format(device=TEXT["device_short"][run.device])] = TEXT["pair"].format(
+                a=p.output_dtype, b=p.output_dtype_without_autocast
+            )
         rows.append(row)
     return rows
 
@@ -139,11 +146,11 @@ def functions_table(ev: claims.PolicyEvidence) -> list[dict]:
     """One row per probed call whose op is the i-th of the claim's ops: per device its category and result."""
     cols, rows = TEXT["table_cols"], []
     for i, (op, first) in enumerate(zip(ev.devices[0].categories, ev.devices[0].probes, strict=True)):
-        row = {cols["function"]: f"{first.function}({', '.join(first.input_dtypes)})", cols["op"]: op_name(op)}
+        row = {cols["function"]: call_label(first)}
         for run in ev.devices:
-            device = TEXT["device_short"][run.device]
-            row[cols["category"].format(device=device)] = short_category(run.categories[op])
-            row[cols["out"].format(device=device)] = run.probes[i].output_dtype
+            row[cols["category_out"].format(device=TEXT["device_short"][run.device])] = TEXT["arrow"].format(
+                a=short_category(run.categories[op]), b=run.probes[i].output_dtype
+            )
         rows.append(row)
     return rows
 
@@ -165,14 +172,9 @@ def promote_view(c: claims.Checked, words: dict) -> None:
 
 def fallback_view(c: claims.Checked, words: dict) -> None:
     ev: claims.PolicyEvidence = c.evidence
-    judged = {d: [p.subject for p in c.parts if p.device == d] for d in claims.DEVICES}
-
-    def results(run: claims.DeviceRun, unlisted: bool) -> str:
-        fns = [p.function for p in run.probes if (p.function in judged[run.device]) == unlisted]
-        return code_list(f"{fn} → {run.probe(fn).output_dtype}" for fn in fns)
-
-    cpu, cuda = ev.on("cpu"), ev.on("cuda")
-    fields = dict(cpu_unlisted=results(cpu, True), cuda_unlisted=results(cuda, True), cuda_listed=results(cuda, False))
+    judged = {p.subject for p in c.parts if p.device == "cuda"}
+    listed = [p for p in ev.on("cuda").probes if p.function not in judged]
+    fields = dict(cuda_listed=code_list(f"{p.function} → {p.output_dtype}" for p in listed))
     say(c, words, fields)
     table(functions_table(ev))
 
@@ -208,13 +210,12 @@ def embedding_view(c: claims.Checked, words: dict) -> None:
 
 def gradients_view(c: claims.Checked, words: dict) -> None:
     ev: claims.GradientsEvidence = c.evidence
-    fields = {}
+    fields = {"follow": words["follows" if all(r.grads_follow_forward for r in ev.devices) else "differs"]}
     for run in ev.devices:
         made = {run.activations[a][0] for a in ("q", "scores", "context", "logits") if a in run.activations}
         fields[f"{run.device}_act"] = TEXT["and_joiner"].join(sorted(made))
         fields[f"{run.device}_probs"] = run.activations.get("probs", ("—",))[0]
         fields[f"{run.device}_params"] = TEXT["and_joiner"].join(sorted(set(run.parameter_grads.values())))
-        fields[f"{run.device}_follow"] = words["follows" if run.grads_follow_forward else "differs"]
     say(c, words, fields)
     cols = TEXT["table_cols"]
     rows = []
@@ -222,8 +223,9 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
         row = {cols["activation"]: name}
         for run in ev.devices:
             fwd, grad = run.activations.get(name, ("—", "—"))
-            device = TEXT["device_short"][run.device]
-            row |= {cols["forward"].format(device=device): fwd, cols["gradient"].format(device=device): grad}
+            row[cols["forward_gradient"].format(device=TEXT["device_short"][run.device])] = TEXT["pair"].format(
+                a=fwd, b=grad
+            )
         rows.append(row)
     table(rows)
     params = ev.devices[0].parameter_grads
@@ -244,16 +246,16 @@ def no_op_view(c: claims.Checked, words: dict) -> None:
     fields = dict(loss_ratio=on.loss_ratio, grad_ratio=on.grad_ratio, outcome=outcome, disabled_ratio=off.loss_ratio)
     say(c, words, fields)
     cols, names = TEXT["table_cols"], TEXT["scaler_settings"]
+    measures = {
+        "scale": lambda s: f"{s.scale:g}",
+        "loss_ratio": lambda s: f"{s.loss_ratio:g}",
+        "grad_ratio": lambda s: f"{s.grad_ratio:g}",
+        "restored": lambda s: yes_no(s.grads_restored),
+        "same_update": lambda s: yes_no(s.same_update_as_without),
+    }
     rows = [
-        {
-            cols["setting"]: names["enabled" if s.enabled else "disabled"],
-            cols["scale"]: f"{s.scale:g}",
-            cols["loss_ratio"]: f"{s.loss_ratio:g}",
-            cols["grad_ratio"]: f"{s.grad_ratio:g}",
-            cols["restored"]: yes_no(s.grads_restored),
-            cols["same_update"]: yes_no(s.same_update_as_without),
-        }
-        for s in (on, off)
+        {cols["measure"]: cols[name]} | {names["enabled" if s.enabled else "disabled"]: show(s) for s in (on, off)}
+        for name, show in measures.items()
     ]
     table(rows)
 
@@ -286,7 +288,7 @@ def api_view(c: claims.Checked, words: dict) -> None:
     say(c, words, dict(version=ev.torch_version, replacements=replacements))
     for call in ev.calls:
         left, right = st.columns([3, 2])
-        left.code(call.code, language="python")
+        left.code(call.code, language="python", wrap_lines=True)
         right.markdown(TEXT["api_status"][claims.api_status(call)])
         message = call.error or call.deprecation
         if message:
@@ -318,18 +320,16 @@ def range_view(c: claims.Checked, words: dict) -> None:
 
 
 def storage_table(ev: claims.StorageEvidence) -> list[dict]:
-    cols = TEXT["storage_cols"]
-    return [
-        {
-            cols["value"]: f"{v:g}",
-            cols["format"]: store.format.name,
-            cols["stored"]: f"{e.value:.9g}",
-            cols["class"]: e.cls,
-            cols["error"]: f"{e.rel_error:.2%}" if math.isfinite(e.rel_error) else "—",
-        }
-        for store in (ev.claimed, ev.contrast)
-        for v, e in zip(ev.values, store.stored, strict=True)
-    ]
+    """One row per value; per format what it is stored as, its kind and relative error."""
+    cols, rows = TEXT["storage_cols"], []
+    for i, v in enumerate(ev.values):
+        row = {cols["value"]: f"{v:g}"}
+        for store in (ev.claimed, ev.contrast):
+            e = store.stored[i]
+            cell = TEXT["stored_cell" if math.isfinite(e.rel_error) else "stored_cell_exactless"]
+            row[store.format.name] = cell.format(stored=f"{e.value:.9g}", cls=e.cls, error=f"{e.rel_error:.2%}")
+        rows.append(row)
+    return rows
 
 
 def storage_figure(c: claims.Checked, ev: claims.StorageEvidence, container) -> None:
@@ -399,6 +399,7 @@ def pair_figure(c: claims.Checked, pair: claims.ScorePair) -> None:
     margin = max(r.spacing for r in pair.formats)
     lo, hi = min(pair.scores) - margin, max(pair.scores) + margin
     lines = [formats.number_line(f.format, lo, hi) for f in pair.formats]
+    st.caption(TEXT["labels"]["number_line_title"])
     fig = claims_fig.close_scores_figure(lines, [pair], labels=TEXT["labels"], number_line_labels=NUMBER_LINE_LABELS)
     st.plotly_chart(fig, width="stretch", key=f"scores_{c.claim}")
 
@@ -487,8 +488,7 @@ def scaler_view(c: claims.Checked, words: dict) -> None:
             cols["recipe"]: names[r.recipe],
             cols["final"]: round(r.final_loss, 4),
             cols["lost"]: f"{r.mean_zero_grad_fraction:.3%}",
-            cols["skipped"]: len(r.skipped_steps),
-            cols["nonfinite"]: len(r.nonfinite_steps),
+            cols["skipped_nonfinite"]: TEXT["pair"].format(a=len(r.skipped_steps), b=len(r.nonfinite_steps)),
         }
         for r in ev.recipes
     ]
@@ -531,10 +531,10 @@ def speed_view(c: claims.Checked, words: dict) -> None:
     rows = [
         {
             cols["dtype"]: r.dtype,
-            cols["matmul"]: round(r.matmul_ms, 3),
-            cols["step"]: round(r.step_ms, 3),
-            cols["speedup"]: f"{r.step_speedup:.2f}×",
-            cols["iqr"]: f"{r.step_speedup_spread.q1:.2f}–{r.step_speedup_spread.q3:.2f}×",
+            cols["step"]: f"{r.step_ms:.4g}",
+            cols["speedup"]: TEXT["speedup_cell"].format(
+                median=r.step_speedup, q1=r.step_speedup_spread.q1, q3=r.step_speedup_spread.q3
+            ),
         }
         for r in ev.rows
     ]
@@ -659,10 +659,9 @@ def summary(shown: tuple[claims.Claim, ...], measured_results: dict[int, claims.
     st.subheader(TEXT["summary_title"], anchor=SUMMARY_ANCHOR)
     counts = claims.verdict_counts(measured_results.values())
     pending = sum(c.id not in measured_results for c in claims.CLAIMS)
-    cols = st.columns(len(counts) + 1)
-    for col, (verdict, n) in zip(cols, counts.items(), strict=False):
-        col.metric(TEXT["verdicts"][verdict], n)
-    cols[-1].metric(TEXT["summary_pending"], pending)
+    tally = [TEXT["count"].format(color=BADGE_COLORS[v], label=TEXT["verdicts"][v], n=n) for v, n in counts.items()]
+    tally.append(TEXT["count"].format(color="gray", label=TEXT["summary_pending"], n=pending))
+    st.markdown(" ".join(tally))  # one line of badges: compact on a phone, readable on a projector
     head = TEXT["summary_cols"]
     topics = [t for t in claims.TOPICS if any(c.topic == t for c in shown)]
     grid = st.columns(2)

@@ -105,6 +105,7 @@ def test_lost_gradients_figure_has_one_bar_per_recipe_named_by_the_page():
     names = dict(WORDS["recipe_names"])
     fig = claims_fig.lost_gradients_figure(recipes, names=names, labels=LABELS)
     (bars,) = fig.data
-    assert list(bars.x) == [names["bf16"], names["fp16"]] and list(bars.y) == [0.001, 0.4]
+    assert bars.orientation == "h"
+    assert list(bars.y) == [names["bf16"], names["fp16"]] and list(bars.x) == [0.001, 0.4]
     assert list(bars.marker.pattern.shape) == ["", "/"]  # fp16 without a scaler is hatched
-    assert fig.layout.yaxis.title.text == LABELS["lost"] and fig.layout.yaxis.range[1] >= 0.4
+    assert fig.layout.xaxis.title.text == LABELS["lost"] and fig.layout.xaxis.range[1] >= 0.4
