@@ -131,3 +131,26 @@ def test_bad_url_params_warn_and_fall_back_to_defaults():
     assert at.session_state["verdict"] == "all" and at.session_state["topic"] == "all"
     assert at.session_state["slow"] is False
     assert card_ids(at) == TOPIC_ORDER
+
+
+@pytest.mark.browser
+def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server):
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import APP_IDLE, _require_chromium
+
+    server, _ = streamlit_server
+    exe = _require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1024, "height": 768})
+        page.goto(f"{server}/claims?topic=formats")
+        page.wait_for_selector(APP_IDLE, timeout=180_000)
+        page.wait_for_selector("#claim-21", state="attached", timeout=60_000)
+        outside = "() => document.querySelector('#claim-21').getBoundingClientRect().top"
+        assert page.evaluate(outside) > 768  # below the fold before the click
+        page.locator("a[href='#claim-21']").first.click()
+        page.wait_for_timeout(1000)
+        assert 0 <= page.evaluate(outside) < 768  # the card's title is on screen
+        assert page.locator("[data-testid='stException']").count() == 0
+        browser.close()

@@ -538,8 +538,7 @@ def speed_view(c: claims.Checked, words: dict) -> None:
     for key, codes in (("tells", ev.tells), ("cannot_tell", ev.cannot_tell)):
         items = t["list_joiner"].join(scope[code].format(capability=ev.cpu_capability) for code in codes)
         st.markdown(words[key].format(items=items))
-    left, right = st.columns(2)
-    left.plotly_chart(claims_fig.speed_figure(ev, labels=t["labels"]), width="stretch", key=f"speed_{c.claim}")
+    st.plotly_chart(claims_fig.speed_figure(ev, labels=t["labels"]), width="stretch", key=f"speed_{c.claim}")
     cols = t["speed_cols"]
     rows = [
         {
@@ -551,7 +550,7 @@ def speed_view(c: claims.Checked, words: dict) -> None:
         }
         for r in ev.rows
     ]
-    table(rows, right)
+    table(rows)
 
 
 def accumulation_view(c: claims.Checked, words: dict) -> None:

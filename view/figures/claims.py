@@ -42,7 +42,7 @@ def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict)
                     hoverinfo="text",
                 )
             )
-    fig.update_layout(margin=dict(l=10, r=10, t=90, b=10))
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10))  # room above for the score labels
     return fig
 
 
