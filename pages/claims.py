@@ -6,7 +6,7 @@ import streamlit as st
 
 from mpviz import claims
 from view import results, text
-from view.claim_evidence import BADGE_COLORS, VIEWS, badge
+from view.claim_evidence import BADGE_COLORS, VIEWS, badge, op_name
 from view.page import guarded, page_header, show_warnings
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -45,6 +45,7 @@ def parts_list(parts, words: dict) -> str:
     lines = []
     for part in parts:
         subject = (part.subject or "").replace("\n", "; ")
+        subject = op_name(subject) if subject.startswith("aten::") else subject  # "aten::add.Tensor" → "add"
         mark = TEXT["part_holds" if part.holds else "part_fails"]
         lines.append("- " + TEXT["part_line"].format(mark=mark, text=words["parts"][part.code].format(subject=subject)))
     return "\n".join(lines)
