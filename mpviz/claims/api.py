@@ -79,6 +79,6 @@ def check_cuda_amp_api() -> Checked:
         parts.append(Part("runs", c.error is None, subject=c.code))
         if c.error is None:
             parts.append(Part("not_deprecated", c.deprecation is None, subject=c.code))
-    headline: dict[str, object] = {c.code: api_status(c) for c in ev.calls}
+    headline: dict[str, object] = {c.code.replace("\n", "; "): api_status(c) for c in ev.calls}  # one line each
     headline["replacements_current"] = all(c.current for c in ev.replacements)
     return judged(13, parts, ev, headline)
