@@ -612,9 +612,11 @@ def _run_claims(args) -> None:
                 "seeds": c.seeds,
                 "source_titles": [claims.SOURCES[seed] for seed in c.seeds],
                 "section": c.section,
+                "topic": c.topic,
                 "on_demand": c.on_demand,
                 "verdict": r.verdict,
                 "device_verdicts": r.device_verdicts,
+                "parts": r.parts,
                 "headline": r.headline,
                 "evidence": r.evidence,
             }

@@ -1,12 +1,23 @@
-"""The tutorial-claims page under Streamlit's AppTest: cards, verdict filter in the URL, slow checks, bad URLs."""
+"""The tutorial-claims page under Streamlit's AppTest: cards grouped by topic, the overview that links to them,
+verdict and topic filters in the URL, slow checks through the admission gate, bad and hostile URLs."""
 
+import dataclasses
 import re
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from mpviz import claims
+from mpviz.admission import default_cache, default_gate
+from mpviz.claims import grad_scaler, speed
+from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
+from tests.hostile import unsafe_markup
+from view import text
 
-BADGE = re.compile(r"^:(green|orange|blue|red)-badge\[(.+)\]$")
+VERDICT_WORDS = "|".join(text.load("en", "claims")["verdicts"].values())
+BADGE = re.compile(rf"^:(green|orange|blue|red|gray)-badge\[({VERDICT_WORDS})\]$")
+TOPIC_ORDER = [c.id for c in sorted(claims.CLAIMS, key=lambda c: (claims.TOPICS.index(c.topic), c.id))]
 
 
 def page(**params: str) -> AppTest:
@@ -14,54 +25,132 @@ def page(**params: str) -> AppTest:
 
 
 def card_ids(at: AppTest) -> list[int]:
-    return [int(s.value.split(".", 1)[0]) for s in at.subheader]
+    return [int(s.value.split(".", 1)[0]) for s in at.subheader if s.value[0].isdigit()]
 
 
 def verdict_badges(at: AppTest) -> list[str]:
-    """The overall badge of each measured card (the first badge after its title; device badges carry a label)."""
+    """The overall badge of each measured card: a markdown element that is nothing but one verdict badge."""
     return [m.value for m in at.markdown if BADGE.match(m.value)]
 
 
-def test_every_claim_gets_a_card_and_the_fast_ones_a_verdict():
+def tally(at: AppTest) -> dict[str, int]:
+    """The overview's verdict counts: label → number, read from its line of badges."""
+    line = next(m.value for m in at.markdown if m.value.count("-badge[") >= 5)
+    return {label: int(n) for label, n in re.findall(r"-badge\[([^:\]]+): \*\*(\d+)\*\*\]", line)}
+
+
+def words(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measured_words():
     at = page().run()
     assert not failures(at), failures(at)
     assert not at.warning
-    assert card_ids(at) == list(range(1, 12))
-    assert len(verdict_badges(at)) == 9  # 8 and 9 wait for the slow toggle
+    assert card_ids(at) == TOPIC_ORDER
+    assert [h.value for h in at.main.header] == [text.load("en", "claims")["topics"][t] for t in claims.TOPICS]
+    assert len(verdict_badges(at)) == 20  # 8 and 9 wait for the slow toggle
     assert sum("Switch on" in i.value for i in at.info) == 2
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Depends on the device"] == "3" and metrics["not measured yet"] == "2"
-    words = " ".join(m.value for m in at.markdown)
-    assert "returns **bfloat16** on CPU and **float32** under CUDA's policy" in words  # claim 1, measured
-    assert "10.1 and 10.2 are stored as 10.101562 and 10.203125 — still two different values" in words
-    assert any("000_807445a89ff10fc0.txt" in c.value for c in at.caption)
+    counts = tally(at)
+    assert counts["Depends on the device"] == 4 and counts["not measured yet"] == 2 and sum(counts.values()) == 22
+    said = words(at)
+    # the overview: one table per topic, every claim's number linking to its card's anchor
+    for c in claims.CLAIMS:
+        assert f"[{c.id}](#claim-{c.id})" in said
+    assert "[↑ back to the overview](#at-a-glance)" in said
+    # sources: readable titles and sections, never seed file names
+    captions = " ".join(c.value for c in at.caption)
+    assert "From *How autocast manages precision in LLM training* › 1. How autocast works" in captions
+    assert not re.search(r"\d{3}_[0-9a-f]{16}\.txt", captions + said)
+    # parts, per device with each device's verdict
+    assert ":red[**✗**] softmax of a bf16 tensor returns float32" in said
+    assert "**CUDA's policy** :green-badge[Holds]" in said
+    # measured numbers in the words (issue 11: computed, not recited)
+    assert "returns **bfloat16** on CPU and **float32** under CUDA's policy" in said  # claim 1
+    assert "10.1 falls in the rounding bin [10.09765625, 10.10546875] and is stored as 10.1015625" in said
+    assert "The tutorial's 10.125 is bfloat16's value for 10.1." in said
+    assert "The quoted 1.4e-45 is float32's smallest subnormal value (1.4013e-45)" in said
+    assert "The quoted 6.1e-5 is float16's smallest normal value (6.1035e-05)" in said
+    assert "(1/4 of bf16's spacing 0.0078125 at 1)" in said
+    assert "its `_log_softmax` step runs in **float32** on CPU and in **bfloat16** under CUDA's policy" in said
+    assert "fp16's exp overflows from x = 11.0938" in said and "stores it as **70144**" in said
+    assert "multiplies the loss by **65536**" in said and "after `scaler.update()` it is **32768**" in said
+    assert "Scores closer than the spacing do merge" not in said
 
 
-def test_verdict_filter_from_the_url_and_from_the_widget():
+def test_verdict_and_topic_filters_from_the_url_and_from_the_widgets():
     at = page(verdict="depends_on_device").run()
     assert not failures(at)
-    assert card_ids(at) == [1, 3, 7]
+    assert card_ids(at) == [1, 3, 7, 14]
     assert any("2 slow claim(s) are not measured yet" in c.value for c in at.caption)
     at.segmented_control(key="verdict").set_value("does_not_hold").run()
     assert not failures(at)
-    assert card_ids(at) == [5, 6]
+    assert card_ids(at) == [15, 16, 5, 6, 22, 12]
     assert set(verdict_badges(at)) == {":red-badge[Does not hold]"}
+    at.segmented_control(key="topic").set_value("formats").run()
+    assert card_ids(at) == [5, 6, 22] and at.query_params["topic"] == "formats"
+    assert "[12](#claim-12)" not in words(at)  # the overview lists what is shown
+    at.segmented_control(key="verdict").set_value("inconclusive").run()
+    assert card_ids(at) == [] and any("No measured claim" in i.value for i in at.info)
 
 
-def test_slow_checks_run_on_demand():
-    at = page(slow="1", verdict="holds").run()
+@pytest.fixture
+def quick_slow_checks(monkeypatch):
+    """The two slow checks on tiny sizes (same code paths), and a cache that forgets them afterwards."""
+    monkeypatch.setattr(speed, "SPEED_BLOCK", AttentionConfig(seq_len=8, d_model=16, n_heads=2))
+    monkeypatch.setattr(speed, "SPEED_MATMUL_N", 16)
+    tiny = dataclasses.replace(grad_scaler.scaler_check_config(), steps=2)
+    monkeypatch.setattr(grad_scaler, "scaler_check_config", lambda: tiny)
+    default_cache().clear()
+    yield
+    default_cache().clear()
+
+
+def test_slow_checks_run_on_demand_through_the_admission_gate(quick_slow_checks):
+    admitted = default_gate().stats().admitted
+    at = page(slow="1", topic="training").run()
     assert not failures(at), failures(at)
-    assert 8 in card_ids(at) and 2 in card_ids(at) and 11 in card_ids(at)
+    assert card_ids(at) == [8, 9, 17, 18, 19]
     assert not any("Switch on" in i.value for i in at.info)
-    assert {m.label: m.value for m in at.metric}["not measured yet"] == "0"
-    words = " ".join(m.value for m in at.markdown)
-    assert "bf16 without a scaler lost" in words
+    assert tally(at)["not measured yet"] == 0
+    assert default_gate().stats().admitted == admitted + 2  # claims 8 and 9, each through the gate
+    said = words(at)
+    assert "bf16 without a scaler lost" in said
+    assert "What this timing can tell:" in said and "What it cannot tell: what GPU tensor cores gain" in said
+    assert re.search(r"interquartile range [\d.]+–[\d.]+× over 7 interleaved rounds", said)
 
 
 def test_bad_url_params_warn_and_fall_back_to_defaults():
-    at = page(verdict="maybe", slow="perhaps").run()
+    at = page(topic="[x](https://evil.example)", slow="perhaps")
+    at.query_params["verdict"] = ["holds", "<img src=x onerror=alert(1)>"]  # a key given twice: the last counts
+    at.run()
     assert not failures(at), failures(at)
-    text = " ".join(w.value for w in at.warning)
-    assert "verdict=maybe" in text and "slow=perhaps" in text
-    assert at.session_state["verdict"] == "all" and at.session_state["slow"] is False
-    assert card_ids(at) == list(range(1, 12))
+    warned = " ".join(w.value for w in at.warning)
+    assert "verdict=<img" in warned and "slow=perhaps" in warned and "topic=" in warned
+    assert not any(unsafe_markup(w.value) for w in at.warning)
+    assert at.session_state["verdict"] == "all" and at.session_state["topic"] == "all"
+    assert at.session_state["slow"] is False
+    assert card_ids(at) == TOPIC_ORDER
+
+
+@pytest.mark.browser
+def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server):
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import APP_IDLE, _require_chromium
+
+    server, _ = streamlit_server
+    exe = _require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1024, "height": 768})
+        page.goto(f"{server}/claims?topic=formats")
+        page.wait_for_selector(APP_IDLE, timeout=180_000)
+        page.wait_for_selector("#claim-21", state="attached", timeout=60_000)
+        outside = "() => document.querySelector('#claim-21').getBoundingClientRect().top"
+        assert page.evaluate(outside) > 768  # below the fold before the click
+        page.locator("a[href='#claim-21']").first.click()
+        page.wait_for_timeout(1000)
+        assert 0 <= page.evaluate(outside) < 768  # the card's title is on screen
+        assert page.locator("[data-testid='stException']").count() == 0
+        browser.close()

@@ -42,19 +42,25 @@ def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict)
                     hoverinfo="text",
                 )
             )
-    fig.update_layout(margin=dict(l=10, r=10, t=90, b=10))
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10))  # room above for the score labels
     return fig
 
 
 def speed_figure(evidence, *, labels: dict) -> go.Figure:
     """Speed of each dtype relative to float32 (`mpviz.claims.SpeedEvidence`): one matmul and one training step,
-    on a log axis with 1× marked and the claimed 2–3× band shaded."""
+    median per-round speedup with its interquartile range as error bars, on a log axis with 1× marked and the
+    claimed 2–3× band shaded."""
     lab = labels
     groups = [
         lab["matmul"].format(n=evidence.matmul_n),
         lab["step"].format(seq=evidence.block.seq_len, dim=evidence.block.d_model),
     ]
-    fig = figure(height=360, barmode="group", legend=dict(orientation="h", y=1.12))
+    fig = figure(
+        height=420,
+        barmode="group",
+        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+        margin=dict(l=10, r=10, t=40, b=90),  # room below for two-line group names and the legend
+    )
     fig.add_hrect(y0=2, y1=3, fillcolor="#009E73", opacity=0.12, line_width=0, layer="below")
     fig.add_hline(y=1, line=dict(color=dtype_color("float32"), dash="dash"))
     fig.add_annotation(
@@ -69,18 +75,43 @@ def speed_figure(evidence, *, labels: dict) -> go.Figure:
     )
     for row in evidence.rows:
         speed = [row.matmul_speedup, row.step_speedup]
+        spreads = [row.matmul_speedup_spread, row.step_speedup_spread]
         fig.add_bar(
             name=row.dtype,
             x=groups,
             y=speed,
             text=[f"{s:.2g}×" for s in speed],
-            textposition="outside",
+            textposition="inside",  # at the bar's foot: the error bar owns the space above its top
+            insidetextanchor="start",
+            textangle=0,
+            textfont=dict(color="white"),
             marker_color=dtype_color(row.dtype),
-            hovertext=[f"{row.matmul_ms:.3g} ms", f"{row.step_ms:.3g} ms"],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[sp.q3 - s for sp, s in zip(spreads, speed, strict=True)],
+                arrayminus=[s - sp.q1 for sp, s in zip(spreads, speed, strict=True)],
+                color="#333333",
+            ),
+            hovertext=[lab["ms"].format(ms=row.matmul_ms), lab["ms"].format(ms=row.step_ms)],
         )
-    values = [s for r in evidence.rows for s in (r.matmul_speedup, r.step_speedup)]
+    fig.add_annotation(
+        x=0,
+        xref="paper",
+        y=1,
+        yref="paper",
+        yanchor="bottom",
+        xanchor="left",
+        showarrow=False,
+        text=lab["iqr"].format(repeat=evidence.repeat),
+        font=dict(size=12, color="#555555"),
+    )
+    values = [
+        v for r in evidence.rows for sp in (r.matmul_speedup_spread, r.step_speedup_spread) for v in (sp.q1, sp.q3)
+    ]
     lo, hi = math.log10(min([*values, 1.0])) - 0.3, math.log10(max([*values, 3.0])) + 0.3
     fig.update_yaxes(title=lab["speedup"], type="log", range=[lo, hi], dtick=1)  # a tick per decade
+    fig.update_xaxes(tickangle=0)
     return fig
 
 
@@ -88,7 +119,7 @@ def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
     """The designed dot product of `mpviz.claims.AccumulationEvidence`: the exact running sum and a low-precision
     accumulator's, term by term, with the once-rounded exact sum and torch.matmul's answer at the end."""
     lab = labels
-    fig = figure(height=340, legend=dict(orientation="h", y=1.15))
+    fig = figure(height=380, legend=dict(orientation="h", yanchor="top", y=-0.3, x=0))  # below: it may wrap
     steps = list(range(len(evidence.exact_partial_sums)))
     end = steps[-1]
     fig.add_scatter(
@@ -125,21 +156,28 @@ def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
 
 
 def lost_gradients_figure(recipes, *, names: dict[str, str], labels: dict) -> go.Figure:
-    """Mean share of gradient elements each `mpviz.scaler.RecipeResult` lost to zero, one bar per recipe
-    coloured by its autocast dtype (hatched: fp16 without a scaler). `names` renames recipes by key."""
+    """Mean share of gradient elements each `mpviz.scaler.RecipeResult` lost to zero, one horizontal bar per
+    recipe (names stay readable at any width) coloured by its autocast dtype (hatched: fp16 without a scaler).
+    `names` renames recipes by key."""
     lab = labels
-    fig = figure(height=320, showlegend=False)
+    shown = [(names or {}).get(r.recipe, r.recipe) for r in recipes]
+    fig = figure(
+        height=90 + 45 * len(recipes),
+        showlegend=False,
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=shown),
+    )
     fig.add_bar(
-        x=[(names or {}).get(r.recipe, r.recipe) for r in recipes],
-        y=[r.mean_zero_grad_fraction for r in recipes],
+        y=shown,
+        x=[r.mean_zero_grad_fraction for r in recipes],
+        orientation="h",
         text=[f"{r.mean_zero_grad_fraction:.3%}" for r in recipes],
         textposition="outside",
+        cliponaxis=False,
         marker=dict(
             color=[autocast_color(r.dtype) for r in recipes],
             pattern_shape=["/" if r.dtype == "fp16" and not r.scaler else "" for r in recipes],
         ),
     )
     top = max([r.mean_zero_grad_fraction for r in recipes] + [1e-3])
-    fig.update_yaxes(title=lab["lost"], tickformat=".1%", range=[0, top * 1.25])
-    fig.update_xaxes(title=lab["recipe"])
+    fig.update_xaxes(title=lab["lost"], tickformat=".0%", range=[0, top * 1.35], nticks=4)
     return fig

@@ -1,0 +1,154 @@
+"""Claims about GradScaler, checked with a real `torch.amp.GradScaler` on small training steps.
+
+Claim 8 trains the four recipes of `mpviz.scaler` (slow: views run it on demand). Claims 18 and 19 take one
+optimizer step of a tiny attention block and read the scaler between its calls: what `scale()` multiplies by,
+what the gradients hold before and after `unscale_()`, and the scale after `step()` and after `update()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from mpviz.claims.verdicts import Checked, Part, judged
+from mpviz.isolation import autocast_shared
+from mpviz.model import AttentionConfig, build
+from mpviz.scaler import RecipeResult, ScalerSettings, TrainConfig, compare_recipes
+
+SMALL_BLOCK = AttentionConfig(seq_len=8, d_model=32, n_heads=2)  # one step takes milliseconds
+
+
+# ── training without a GradScaler (claim 8) ─────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class ScalerEvidence:
+    config: TrainConfig  # the base run every recipe trained
+    recipes: tuple[RecipeResult, ...]  # fp32, bf16, fp16+scaler, fp16
+
+    def recipe(self, name: str) -> RecipeResult:
+        return next(r for r in self.recipes if r.recipe == name)
+
+
+def scaler_check_config() -> TrainConfig:
+    """A tiny run (T=8, d=32, 10 steps) with the loss × 2^-16: gradients that small are where fp16 underflows."""
+    return TrainConfig(model=SMALL_BLOCK, steps=10, loss_multiplier=2.0**-16, scaler=ScalerSettings.defaults("cpu"))
+
+
+def check_bf16_needs_no_scaler() -> Checked:
+    """Claim: bf16 training needs no GradScaler. Parts: bf16 without a scaler never sees inf/NaN; it loses no
+    more gradient elements to zero than fp16 with a GradScaler."""
+    cfg = scaler_check_config()
+    ev = ScalerEvidence(cfg, compare_recipes(cfg))
+    bf16, scaled, plain = ev.recipe("bf16"), ev.recipe("fp16+scaler"), ev.recipe("fp16")
+    parts = [
+        Part("stays_finite", not bf16.nonfinite_steps and bf16.diverged_at is None),
+        Part("loses_no_more", bf16.mean_zero_grad_fraction <= scaled.mean_zero_grad_fraction),
+    ]
+    headline = {
+        "bf16_lost_to_zero": bf16.mean_zero_grad_fraction,
+        "fp16_scaler_lost_to_zero": scaled.mean_zero_grad_fraction,
+        "fp16_no_scaler_lost_to_zero": plain.mean_zero_grad_fraction,
+        "bf16_nonfinite_steps": len(bf16.nonfinite_steps),
+    }
+    return judged(8, parts, ev, headline)
+
+
+# ── one step, watched between the scaler's calls (claims 18, 19) ────────────────────────────────────────────
+@dataclass(frozen=True)
+class ScalerStep:
+    """One optimizer step of SMALL_BLOCK under bf16 autocast, with the scaler read after each of its calls."""
+
+    enabled: bool  # GradScaler(enabled=…)
+    scale: float  # get_scale() before the step (1.0 when disabled: the scaler multiplies by nothing)
+    loss_ratio: float  # scaler.scale(loss) / loss
+    grad_ratio: float  # median over gradient elements of (grad before unscale_) / (grad without a scaler)
+    grads_restored: bool  # after unscale_ every gradient equals the no-scaler run's, bit for bit
+    inf_planted: bool  # one gradient element was set to +inf before unscale_ (what an fp16 overflow leaves)
+    params_changed_in_step: bool  # scaler.step(optimizer) moved the parameters
+    scale_after_step: float
+    scale_after_update: float
+    same_update_as_without: bool  # parameters after the step equal the no-scaler run's, bit for bit
+
+
+def _plain_step(cfg: AttentionConfig) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Gradients and parameters after one bf16-autocast SGD step without a scaler."""
+    model, x, targets = build(cfg)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with autocast_shared(), torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x, targets)
+    loss.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    opt.step()
+    return grads, [p.detach().clone() for p in model.parameters()]
+
+
+def scaler_step(enabled: bool = True, plant_inf: bool = False, cfg: AttentionConfig = SMALL_BLOCK) -> ScalerStep:
+    """One bf16-autocast SGD step of `cfg` through a real GradScaler("cpu"), compared with the same step without."""
+    plain_grads, plain_params = _plain_step(cfg)
+    model, x, targets = build(cfg)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", enabled=enabled)
+    scale = scaler.get_scale() if enabled else 1.0  # a disabled scaler reports 1.0 too; be explicit
+    with autocast_shared(), torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x, targets)
+    scaled = scaler.scale(loss)
+    scaled.backward()
+    params = list(model.parameters())
+    ratio = torch.cat([(p.grad / g).flatten() for p, g in zip(params, plain_grads, strict=True) if g.count_nonzero()])
+    grad_ratio = ratio[torch.isfinite(ratio)].median().item()
+    if plant_inf:
+        params[0].grad.view(-1)[0] = float("inf")
+    scaler.unscale_(opt)
+    restored = all(torch.equal(p.grad, g) for p, g in zip(params, plain_grads, strict=True))
+    before = [p.detach().clone() for p in params]
+    scaler.step(opt)
+    changed = any(not torch.equal(b, p) for b, p in zip(before, params, strict=True))
+    after_step = scaler.get_scale() if enabled else 1.0
+    scaler.update()
+    return ScalerStep(
+        enabled=enabled,
+        scale=scale,
+        loss_ratio=(scaled / loss).item(),
+        grad_ratio=grad_ratio,
+        grads_restored=restored,
+        inf_planted=plant_inf,
+        params_changed_in_step=changed,
+        scale_after_step=after_step,
+        scale_after_update=scaler.get_scale() if enabled else 1.0,
+        same_update_as_without=all(torch.equal(p, q) for p, q in zip(params, plain_params, strict=True)),
+    )
+
+
+@dataclass(frozen=True)
+class NoOpEvidence:
+    enabled: ScalerStep  # GradScaler("cpu") as the tutorials write it
+    disabled: ScalerStep  # GradScaler(enabled=False), as one tutorial's script does for bf16
+    defaults: ScalerSettings  # read from a fresh GradScaler
+
+
+def check_scaler_no_op_under_bf16() -> Checked:
+    """Claim: under bf16 a GradScaler is a no-op. Parts: scale() leaves the loss as it is; the gradients
+    backward leaves are the unscaled ones; the update equals the one without a scaler."""
+    on, off = scaler_step(enabled=True), scaler_step(enabled=False)
+    ev = NoOpEvidence(on, off, ScalerSettings.defaults("cpu"))
+    parts = [
+        Part("loss_unscaled", on.loss_ratio == 1.0),
+        Part("gradients_unscaled", on.grad_ratio == 1.0),
+        Part("same_update", on.same_update_as_without),
+    ]
+    headline = {
+        "loss_ratio": on.loss_ratio,
+        "grad_ratio": on.grad_ratio,
+        "same_update": on.same_update_as_without,
+        "disabled_loss_ratio": off.loss_ratio,
+    }
+    return judged(18, parts, ev, headline)
+
+
+def check_backoff_in_step() -> Checked:
+    """Claim: scaler.step() finds the inf, skips the update and lowers the scale. Parts: step() leaves the
+    parameters alone; step() lowers the scale. The scale after update() is measured beside them."""
+    s = scaler_step(enabled=True, plant_inf=True)
+    parts = [Part("step_skips", not s.params_changed_in_step), Part("step_lowers_scale", s.scale_after_step < s.scale)]
+    headline = {"scale": s.scale, "after_step": s.scale_after_step, "after_update": s.scale_after_update}
+    return judged(19, parts, s, headline)
