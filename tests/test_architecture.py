@@ -23,7 +23,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_engine_never_imports_streamlit():
-    offenders = [p.name for p in (ROOT / "mpviz").glob("*.py") if "streamlit" in _imports(p)]
+    offenders = [p.name for p in (ROOT / "mpviz").rglob("*.py") if "streamlit" in _imports(p)]
     assert offenders == []
 
 

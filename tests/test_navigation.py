@@ -23,7 +23,7 @@ def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
     at.switch_page("pages/scaler.py").run()
     assert not failures(at)
     assert PagesManager.uses_pages_directory is False
-    assert at.sidebar.selectbox, "app.py ran: the sidebar's run config is there"
+    assert at.session_state["_page"] == "scaler", "app.py ran: it names the lesson it shows"
 
 
 def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
@@ -35,7 +35,7 @@ def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.switch_page("pages/scaler.py").run()
     assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
-    assert not at.sidebar.selectbox, "no app.py: no sidebar, no language, no navigation titles"
+    assert "_page" not in at.session_state, "no app.py: no navigation, no language, no share link"
     PagesManager.uses_pages_directory = None
 
 
