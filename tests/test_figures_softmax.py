@@ -31,7 +31,8 @@ def test_bars_one_panel_per_format_with_nan_marks_and_the_float64_reference(larg
     assert len(marks) == 1 and list(marks[0].x) == ["0"]  # naive fp16: exp(12) = inf, so p[0] = inf/inf
     stable16 = next(t for t in fig.data if t.name == "max-subtracted" and t.yaxis == "y2")
     assert stable16.y[2] is None  # flushed to 0: no bar on the log axis
-    assert fig.layout.legend.y > 1  # above the panels, clear of the tick labels and axis title below
+    legend = fig.layout.legend  # at the top of the figure, clear of the tick labels and axis title below
+    assert (legend.yref, legend.y, legend.yanchor) == ("container", 1, "top")
     ticks = fig.layout.yaxis.ticktext
     assert len(set(ticks)) == len(ticks) and all(t[0] != "0" or t.startswith("0.") for t in ticks)
     assert softmax_fig.softmax_bars(large, log_y=False, labels=LABELS).layout.yaxis.type == "linear"

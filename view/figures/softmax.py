@@ -13,20 +13,24 @@ SOFTMAX_PATTERNS = {"naive": "/", "stable": "", "torch": ".", "upcast": "x"}
 SOFTMAX_DASHES = {"naive": "dot", "stable": "solid", "torch": "dash", "upcast": "dashdot"}
 SOFTMAX_SYMBOLS = {"naive": "circle-open", "stable": "circle", "torch": "diamond", "upcast": "x-thin-open"}
 KEY_COLOR = "#555555"  # legend entries that stand for a method, whatever the format's colour
-TOP_LEGEND = dict(orientation="h", y=1.02, yanchor="bottom", x=0, itemclick=False, itemdoubleclick=False)
+# Legend across the top of the figure (the container, not the plot: a legend that wraps to three rows on a phone
+# pushes the plot down instead of running off the top), clear of the tick labels and axis titles below.
+TOP_LEGEND = dict(orientation="h", yref="container", y=1, yanchor="top", x=0, itemclick=False, itemdoubleclick=False)
 LABEL_ROW_PX = 18  # vertical distance between stacked labels
 MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
 
 
 def _log_axis(values) -> dict:
-    """A log axis whose ticks each say their value: 1-2-5 ticks over up to three decades, else one tick every
+    """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, else one tick every
     few decades, at most about MAX_LOG_LABELS of them. (Plotly's own labels write the ticks between powers of ten
     as a bare digit, "5" for 0.5, and crowd them on a short axis until they overprint.)"""
     positive = [v for v in values if v is not None and 0 < v < math.inf]
     if not positive:
         return dict(type="log")
     lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-    if hi - lo <= 3:
+    if max(positive) < 10 * min(positive):  # under a decade: 1-2-3-5-7, or a single tick might be all there is
+        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 3, 5, 7)]
+    elif hi - lo <= 3:
         ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
     else:
         ticks = [10.0**e for e in range(lo, hi + 1, math.ceil((hi - lo) / MAX_LOG_LABELS))]
