@@ -67,6 +67,8 @@ def test_training_loss_leaves_a_gap_for_an_infinite_loss_and_marks_skips():
     assert trace(fig, LABELS["loss_line"]).y[1] is None
     assert list(trace(fig, LABELS["skipped"]).x) == [1]
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text == LABELS["loss"]
+    ticks = fig.layout.yaxis.ticktext  # each tick says its value (not a bare "5" for 0.5), none twice
+    assert len(set(ticks)) == len(ticks) and "0.5" in ticks and "1" in ticks
 
 
 def test_zero_fraction_ticks_read_tiny_percentages_and_a_loss_free_run_still_has_an_axis():

@@ -6,12 +6,11 @@ import math
 
 import plotly.graph_objects as go
 
+from view.figures.softmax import value_log_axis
 from view.figures.style import autocast_color, dtype_color, figure
 
 # Zones of a format's range on the exponent axis (histogram backgrounds).
 SCALER_ZONE_COLORS = {"underflow": "#bbbbbb", "subnormal": "#f2c14e", "overflow": "#e76f51"}
-# Log axes label every tick with its value: plotly's default labels 0.5 … 0.9 as bare digits "5" … "9".
-LOG_AXIS = dict(type="log", tickformat=".2~g")
 ZERO_AXIS_FLOOR = 1e-4  # lost-to-zero axis spans at least 0 … 0.01 %, so a run that lost nothing shows a flat 0
 
 
@@ -55,7 +54,7 @@ def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, m
             line_shape="hv",
             name=lab["scale_line"],
             line=dict(color=dtype_color("float16"), width=3),
-            hovertemplate="step %{x}: %{y:g}<extra></extra>",
+            hovertemplate=f"{lab['step']} %{{x}}: %{{y:g}}<extra></extra>",
         )
     )
     marks = (
@@ -87,7 +86,7 @@ def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, m
                     mode="markers",
                     name=lab[key],
                     marker=dict(symbol=symbol, size=13, color=color),
-                    hovertemplate=f"{lab[key]} · step %{{x}}<extra></extra>",
+                    hovertemplate=f"{lab[key]} · {lab['step']} %{{x}}<extra></extra>",
                 )
             )
     events = [r for r in steps if r.scale_change in ("grow", "backoff")]
@@ -132,7 +131,7 @@ def training_loss_figure(steps, *, labels: dict, total_steps: int | None = None)
                 marker=dict(symbol="x", size=11, color="#111111"),
             )
         )
-    fig.update_yaxes(title=lab["loss"], **LOG_AXIS)
+    fig.update_yaxes(title=lab["loss"], **value_log_axis([r.loss for r in steps]))
     fig.update_xaxes(**_step_axis(lab["step"], total_steps))
     return fig
 
@@ -284,11 +283,11 @@ def recipes_loss_figure(results, *, labels: dict, reference: str = "fp32") -> go
             col=1,
         )
     if ref is None:
-        fig.update_yaxes(title=lab["loss"], **LOG_AXIS)
+        fig.update_yaxes(title=lab["loss"], **value_log_axis([v for r in results for v in r.losses]))
         fig.update_xaxes(title=lab["step"])
         return fig
     fig.add_hline(y=0, line=dict(color=autocast_color(ref.dtype), width=6), opacity=0.35, row=2, col=1)
-    fig.update_yaxes(title=lab["loss"], **LOG_AXIS, row=1, col=1)
+    fig.update_yaxes(title=lab["loss"], **value_log_axis([v for r in results for v in r.losses]), row=1, col=1)
     fig.update_yaxes(
         title=lab["vs_reference"].format(reference=lab.get(reference, reference)), tickformat=".3~p", row=2, col=1
     )

@@ -17,10 +17,10 @@ KEY_COLOR = "#555555"  # legend entries that stand for a method, whatever the fo
 # pushes the plot down instead of running off the top), clear of the tick labels and axis titles below.
 TOP_LEGEND = dict(orientation="h", yref="container", y=1, yanchor="top", x=0, itemclick=False, itemdoubleclick=False)
 LABEL_ROW_PX = 18  # vertical distance between stacked labels
-MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
+MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many (also used by the scaler's figures)
 
 
-def _log_axis(values) -> dict:
+def value_log_axis(values) -> dict:
     """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, else one tick every
     few decades, at most about MAX_LOG_LABELS of them. (Plotly's own labels write the ticks between powers of ten
     as a bare digit, "5" for 0.5, and crowd them on a short axis until they overprint.)"""
@@ -67,16 +67,17 @@ def softmax_bars(comparison, max_bars: int = 48, log_y: bool = False, *, labels:
     fig.set_subplots(rows=len(formats), cols=1, shared_xaxes=True, vertical_spacing=0.05)
     for row, fmt in enumerate(formats, start=1):
         for v in (v for v in comparison.variants if v.format == fmt):
+            method = lab["methods"].get(v.method, v.method)
             p = [v.probs[i] for i in keep]
             fig.add_trace(
                 go.Bar(
                     x=x,
                     y=_softmax_plottable(p, positive=log_y),
-                    name=lab["methods"].get(v.method, v.method),
+                    name=method,
                     legendgroup=v.method,
                     showlegend=row == 1,
                     marker=dict(color=dtype_color(fmt), pattern_shape=SOFTMAX_PATTERNS.get(v.method, "")),
-                    hovertemplate=f"{v.method} · {fmt}<br>%{{x}}: %{{y:.6g}}<extra></extra>",
+                    hovertemplate=f"{method} · {fmt}<br>%{{x}}: %{{y:.6g}}<extra></extra>",
                 ),
                 row=row,
                 col=1,
@@ -93,7 +94,7 @@ def softmax_bars(comparison, max_bars: int = 48, log_y: bool = False, *, labels:
                         legendgroup="nonfinite",
                         showlegend=False,
                         text=[str(b[1]) for b in bad],
-                        hovertemplate=f"{v.method} · {fmt}<br>%{{x}}: %{{text}}<extra></extra>",
+                        hovertemplate=f"{method} · {fmt}<br>%{{x}}: %{{text}}<extra></extra>",
                     ),
                     row=row,
                     col=1,
@@ -113,7 +114,7 @@ def softmax_bars(comparison, max_bars: int = 48, log_y: bool = False, *, labels:
             col=1,
         )
         shown = [ref[i] for i in keep] + [v.probs[i] for v in comparison.variants if v.format == fmt for i in keep]
-        axis = _log_axis(shown) if log_y else dict(type="linear")
+        axis = value_log_axis(shown) if log_y else dict(type="linear")
         fig.update_yaxes(title_text=lab["prob_row"].format(format=fmt), **axis, row=row, col=1)
     fig.update_xaxes(type="category")
     fig.update_xaxes(title_text=lab["index"], row=len(formats), col=1)
@@ -146,6 +147,7 @@ def softmax_errors(comparison, max_points: int = 300, *, labels: dict) -> go.Fig
     for row, fmt in enumerate(formats, start=1):
         errors = []
         for v in (v for v in comparison.variants if v.format == fmt):
+            name = f"{fmt} · {lab['methods'].get(v.method, v.method)}"
             rel = [abs(v.probs[i] - ref[i]) / ref[i] for i in picked]
             errors += _softmax_plottable(rel, positive=True)
             fig.add_trace(
@@ -153,23 +155,23 @@ def softmax_errors(comparison, max_points: int = 300, *, labels: dict) -> go.Fig
                     x=[ref[i] for i in picked],
                     y=_softmax_plottable(rel, positive=True),
                     mode="markers",
-                    name=f"{fmt} · {lab['methods'].get(v.method, v.method)}",
+                    name=name,
                     showlegend=False,
                     marker=dict(symbol=SOFTMAX_SYMBOLS.get(v.method, "circle"), size=7, color=dtype_color(fmt)),
                     customdata=picked,
-                    hovertemplate=f"{fmt} · {v.method}<br>%{{customdata}}: p₆₄ %{{x:.3g}} → %{{y:.3g}}<extra></extra>",
+                    hovertemplate=f"{name}<br>%{{customdata}}: p₆₄ %{{x:.3g}} → %{{y:.3g}}<extra></extra>",
                 ),
                 row=row,
                 col=1,
             )
-        fig.update_yaxes(title_text=lab["error_row"].format(format=fmt), **_log_axis(errors), row=row, col=1)
+        fig.update_yaxes(title_text=lab["error_row"].format(format=fmt), **value_log_axis(errors), row=row, col=1)
     _method_key(
         fig,
         methods,
         lab,
         style=lambda m: dict(mode="markers", marker=dict(symbol=SOFTMAX_SYMBOLS.get(m, "circle"), color=KEY_COLOR)),
     )
-    fig.update_xaxes(**_log_axis([ref[i] for i in picked]))  # every row's: shared axes must agree on their type
+    fig.update_xaxes(**value_log_axis([ref[i] for i in picked]))  # every row's: shared axes must agree on their type
     fig.update_xaxes(title_text=lab["reference_prob"], row=len(formats), col=1)
     return fig
 
