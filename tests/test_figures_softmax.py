@@ -70,6 +70,7 @@ def test_sweep_legend_is_a_key_and_threshold_labels_stay_inside_the_plot():
     for a in notes.values():
         assert a.xanchor == ("right" if a.x > mid else "left")  # each grows towards the middle
     assert len({a.yshift for a in notes.values()}) == 2  # one row each
+    assert list(fig.layout.xaxis.ticktext) == ["0.1", "1", "10", "100", "1000"]  # no bare "2" and "5" per decade
 
 
 def test_exp_shares_one_label_between_maxima_that_coincide():

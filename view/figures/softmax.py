@@ -35,7 +35,7 @@ def value_log_axis(values) -> dict:
     else:
         ticks = [10.0**e for e in range(lo, hi + 1, math.ceil((hi - lo) / MAX_LOG_LABELS))]
     ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
-    text = [f"{t:.3g}".replace("e-0", "e-").replace("e+0", "e") for t in ticks]
+    text = [f"{t:g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e") for t in ticks]
     return dict(type="log", tickvals=ticks, ticktext=text)
 
 
@@ -266,7 +266,8 @@ def softmax_sweep(sweep, metric: str = "max_rel_error", *, labels: dict) -> go.F
         if near[0] == dtype:
             texts.append((x, label, dtype_color(dtype)))
     _staggered_labels(fig, texts, x_log=True, x_range=(xs[0], xs[-1]))
-    fig.update_xaxes(type="log", title=lab["scale"], range=[math.log10(xs[0]), math.log10(xs[-1])])
+    x_range = [math.log10(xs[0]), math.log10(xs[-1])]
+    fig.update_xaxes(**value_log_axis(xs), title=lab["scale"], range=x_range)
     # head room above the ✕ row for the threshold labels: a decade and a bit on the log axis
     y_range = [math.log10(bottom), math.log10(top) + 1.2]
     fig.update_yaxes(type="log", title=lab["error"], exponentformat="power", range=y_range)
