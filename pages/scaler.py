@@ -25,11 +25,14 @@ MULTIPLIERS = [2.0**k for k in range(4, -41, -1)]
 PACE_RATES = {"fast": None, "25": 25.0, "5": 5.0}  # playback: steps shown per second (None: as they arrive)
 REDRAW_SECONDS = 0.2  # charts are redrawn at most this often: each redraw costs the server three figures
 INJECT_DEFAULT = "10,30"  # a demo: two steps to watch GradScaler skip
+INJECT_MAX_CHARS = 200  # the injection box, also when its text comes from a link
 INSPECT_DEFAULT = 10  # open the inspector on the first of them
 
 
 def parse_steps(raw: str) -> tuple[int, ...]:
-    """'10, 30' → (10, 30); '' → (). Raises ValueError on anything else."""
+    """'10, 30' → (10, 30); '' → (). Raises ValueError on anything else, and on text longer than the box takes."""
+    if len(raw) > INJECT_MAX_CHARS:
+        raise ValueError(raw)
     return tuple(sorted({int(part) for part in raw.split(",") if part.strip()}))
 
 
@@ -130,7 +133,7 @@ with st.expander(TEXT["knobs"], expanded=True):
     c3.number_input(TEXT["accum"], 1, LIM.max_accum, key="accum")
     c4.number_input(TEXT["clip"], 0.0, LIM.max_clip, key="clip_norm", format="%g")
     c1, c2, c3 = st.columns([1, 2, 1])
-    c1.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"], max_chars=200)
+    c1.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"], max_chars=INJECT_MAX_CHARS)
     if beyond := [k for k in injections() if not 0 <= k < s.train_steps]:
         c1.caption(TEXT["inject_beyond"].format(steps=beyond, n=s.train_steps, last=s.train_steps - 1))
     c2.select_slider(TEXT["mult"], MULTIPLIERS, key="loss_multiplier", format_func=lambda v: f"2^{round(math.log2(v))}")

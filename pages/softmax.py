@@ -41,7 +41,7 @@ def _bounded(cast, lo: float, hi: float):
 
 
 def _formats(raw: str) -> list[str]:
-    names = [n for n in raw.split(",") if n]
+    names = list(dict.fromkeys(n for n in raw.split(",") if n))  # each once, in the order given
     if not names or any(n not in sm.FORMAT_NAMES for n in names):
         raise ValueError(raw)
     return names

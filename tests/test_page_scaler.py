@@ -161,3 +161,22 @@ def test_a_viewer_who_leaves_mid_run_stops_the_training_and_frees_the_slot(monke
     assert default_gate().stats().running == 0
     assert default_cache().stats().entries == 0  # a partial run is never shared
     assert watch(at).state is WatchState.WATCHING and len(watch(at).steps) == 2
+
+
+def test_an_overlong_injection_list_from_a_link_is_refused_not_echoed_whole():
+    at = page(inject_inf=",".join(str(k) for k in range(3000))).run()
+    assert not failures(at)
+    (warning,) = at.warning
+    assert "inject_inf=" in warning.value and len(warning.value) < 300  # the echo is cut short
+    assert at.session_state["inject_inf"] == "10,30"  # the default demo injections instead
+
+
+def test_the_link_a_view_writes_reopens_the_same_view():
+    changed = {"lr": "0.005", "growth_interval": "3", "loss_multiplier": "0.25", "clip_norm": "1.5", "inspect": "4"}
+    at = page(**changed).run()
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert {k: link[k] for k in changed} == changed  # written back as given
+    again = page_app("pages/scaler.py", **link).run()
+    assert not failures(again) and not again.warning
+    for key in (*changed, "train_steps", "init_scale", "inject_inf", "pace"):
+        assert again.session_state[key] == at.session_state[key], key

@@ -135,3 +135,33 @@ def test_markdown_in_typed_logits_is_echoed_inert():
     assert not failures(at)
     (warning,) = at.warning
     assert "](https://evil.example)" in warning.value and not unsafe_markup(warning.value)
+
+
+def test_page_specific_hostile_links_duplicate_formats_and_oversized_rows():
+    at = _app(formats="float16,float16,bfloat16")
+    assert not failures(at) and not at.warning
+    assert at.session_state["formats"] == ["float16", "bfloat16"] and at.query_params["formats"] == "float16,bfloat16"
+    at = _app(source="list", logits=",".join(["1"] * (sm.LIMITS.max_len + 1)))
+    assert not failures(at)
+    assert f"{sm.LIMITS.max_len + 1} values" in _warnings(at) and len(_warnings(at)) < 300
+    assert len(at.get("plotly_chart")) == CHARTS  # the fallback row runs
+
+
+def test_the_link_a_view_writes_reopens_the_same_view():
+    changed = {
+        "source": "generator",
+        "gen_length": "40",
+        "gen_peak": "12.5",
+        "formats": "float16,float8_e4m3fn",
+        "loss": "nll",
+        "metric": "kl",
+        "bars_log": "0",
+        "pair_a": "3.5",
+    }
+    at = _app(**changed)
+    link = {k: at.query_params[k] for k in at.query_params}
+    again = page_app(PAGE, **link).run()
+    assert not failures(again) and not again.warning
+    for key in ("source", "gen_length", "gen_peak", "formats", "loss", "metric", "bars_log", "pair_a", "pair_b"):
+        assert again.session_state[key] == at.session_state[key], key
+    assert _text(again) == _text(at)
