@@ -22,7 +22,7 @@ import math
 import statistics
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 
@@ -583,6 +583,12 @@ def run_recipe(recipe: str, base: TrainConfig) -> RecipeResult:
     )
 
 
-def compare_recipes(base: TrainConfig) -> tuple[RecipeResult, ...]:
-    """Every recipe in RECIPES on `base`'s seed, data and knobs."""
-    return tuple(run_recipe(name, base) for name in RECIPES)
+def compare_recipes(base: TrainConfig, on_start: Callable[[int, str], None] | None = None) -> tuple[RecipeResult, ...]:
+    """Every recipe in RECIPES on `base`'s seed, data and knobs; `on_start(i, name)` before each (for progress)."""
+    validate_train(base)
+    results = []
+    for i, name in enumerate(RECIPES):
+        if on_start is not None:
+            on_start(i, name)
+        results.append(run_recipe(name, base))
+    return tuple(results)

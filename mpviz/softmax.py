@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from mpviz.float_edges import ExpThresholds, RoundingBin, exp_thresholds, rounding_bin, spacing
 from mpviz.formats import ALIASES, SHORT_NAMES, canonical_format_name
 from mpviz.model import ConfigError
 from mpviz.stats import dtype_name
@@ -34,7 +35,6 @@ _STORAGE = {
 FORMAT_NAMES = tuple(_STORAGE)  # "float32", "float16", "bfloat16", "float8_e4m3fn"
 # Every spelling of those formats, read from the one format registry (mpviz.formats): "fp16", "half", "e4m3" …
 FORMAT_ALIASES = {alias: name for alias, name in ALIASES.items() if name in _STORAGE}
-_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # bit patterns by itemsize
 _VALUE_SEED = 0  # seed of the fixed value column v of the "dot" loss
 
 
@@ -43,6 +43,11 @@ class SoftmaxLimits:
     max_len: int = 8192  # logits per row
     max_abs_logit: float = 1e6  # finite logits only; −inf (a masked entry) is allowed
     max_points_per_decade: int = 50  # sweep resolution
+    heavy_len: int = 256  # longer rows are heavy work for a shared server (a sweep of 1024 logits takes seconds)
+
+    def is_heavy(self, n: int) -> bool:
+        """Whether a comparison or sweep of an n-logit row should wait for a slot of the admission gate."""
+        return n > self.heavy_len
 
 
 LIMITS = SoftmaxLimits()
@@ -89,73 +94,6 @@ def round_to(values: torch.Tensor, fmt: Format) -> torch.Tensor:
     midpoint can round up twice), exactly what happens to a float32 model tensor cast down.
     """
     return values.to(fmt.storage).to(fmt.compute)
-
-
-# ── thresholds measured from torch ──────────────────────────────────────────────────────────────────────────
-def _from_bits(bits: int, dtype: torch.dtype) -> float:
-    """The value of `dtype` whose bit pattern is the non-negative integer `bits`."""
-    return torch.tensor([bits], dtype=_INT_VIEW[dtype.itemsize]).view(dtype).item()
-
-
-def _first_bits(dtype: torch.dtype, hits) -> int:
-    """Smallest magnitude bit pattern b in (0, inf] with hits(b), by bisection (hits is monotone in b)."""
-    lo = 0  # bit pattern of +0.0
-    hi = torch.tensor([math.inf], dtype=dtype).view(_INT_VIEW[dtype.itemsize]).item()
-    assert not hits(lo) and hits(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if hits(mid) else (mid, hi)
-    return hi
-
-
-@dataclass(frozen=True)
-class ExpThresholds:
-    """Where `torch.exp` in one dtype stops giving a finite, non-zero result (measured, not computed)."""
-
-    dtype: str
-    max: float  # torch.finfo(dtype).max
-    log_max: float  # ln(max) in float64: the textbook threshold, for comparison
-    overflow_from: float  # smallest x of the dtype with exp(x) = inf
-    largest_finite_input: float  # the dtype's value just below overflow_from
-    underflow_from: float  # largest x of the dtype with exp(x) = 0 (every smaller x too)
-    smallest_nonzero_input: float  # the dtype's value just above underflow_from
-
-
-def exp_thresholds(dtype: torch.dtype) -> ExpThresholds:
-    """Bisect the dtype's bit patterns with real `torch.exp` calls (exp is monotone: bisection is exact)."""
-
-    def exp_of(bits: int, sign: float) -> float:
-        return torch.exp(torch.tensor([sign * _from_bits(bits, dtype)], dtype=dtype)).item()
-
-    over = _first_bits(dtype, lambda b: math.isinf(exp_of(b, 1.0)))
-    under = _first_bits(dtype, lambda b: exp_of(b, -1.0) == 0.0)
-    fi = torch.finfo(dtype)
-    return ExpThresholds(
-        dtype=dtype_name(dtype),
-        max=fi.max,
-        log_max=math.log(fi.max),
-        overflow_from=_from_bits(over, dtype),
-        largest_finite_input=_from_bits(over - 1, dtype),
-        underflow_from=-_from_bits(under, dtype),
-        smallest_nonzero_input=-_from_bits(under - 1, dtype),
-    )
-
-
-def spacing(dtype: torch.dtype, x: float) -> float:
-    """Gap between |x| stored in `dtype` and the next larger value of `dtype` (its ulp there).
-
-    Two logits closer than this at that magnitude can round to the same stored value. At the format's largest
-    finite value, where there is no next value, the gap below is returned.
-    """
-    v = torch.tensor([abs(x)], dtype=torch.float64).to(dtype)
-    bits = v.view(_INT_VIEW[dtype.itemsize])
-    up = (bits + 1).view(dtype).to(torch.float64).item()
-    here = v.to(torch.float64).item()
-    if not math.isfinite(up) or not math.isfinite(here):  # at max (or saturated): step down instead
-        here = min(here, torch.finfo(dtype).max)
-        down = torch.tensor([here], dtype=torch.float64).to(dtype).view(bits.dtype) - 1
-        return here - down.view(dtype).to(torch.float64).item()
-    return up - here
 
 
 # ── input: logits, generators, scenarios ────────────────────────────────────────────────────────────────────
@@ -264,7 +202,7 @@ def scenario_logits(name: str) -> tuple[float, ...]:
     fmt = parse_format(s.grow_until_overflow)
     row = gen.logits()
     while max(row) * 2 <= LIMITS.max_abs_logit:
-        if _nonfinite(_probs(round_to(torch.tensor([row], dtype=torch.float64), fmt), "naive")):
+        if _nonfinite(recipe_probs(round_to(torch.tensor([row], dtype=torch.float64), fmt), "naive")):
             break
         gen = replace(gen, scale=gen.scale * 2)
         row = gen.logits()
@@ -310,7 +248,7 @@ def score_row(trace: Trace, head: int, row: int) -> ScoreRow:
 
 
 # ── the recipes and their metrics ───────────────────────────────────────────────────────────────────────────
-def _probs(x: torch.Tensor, method: str) -> torch.Tensor:
+def recipe_probs(x: torch.Tensor, method: str) -> torch.Tensor:
     """Softmax over the last dim of x (S, n) with one recipe, in x's dtype (upcast: float32 output)."""
     if method == "naive":
         e = torch.exp(x)
@@ -329,7 +267,7 @@ def _nonfinite(p: torch.Tensor) -> bool:
     return not bool(torch.isfinite(p).all())
 
 
-def _reference(logits: torch.Tensor) -> torch.Tensor:
+def reference_probs(logits: torch.Tensor) -> torch.Tensor:
     """float64 softmax over the last dim (stable recipe): the truth every variant is measured against."""
     return torch.softmax(logits.to(torch.float64), dim=-1)
 
@@ -344,12 +282,12 @@ class RowMetrics:
     sum_error: float  # |Σp − 1|, summed in float64 from the stored outputs; nan if any output is nan/inf
     max_abs_error: float  # max |p − ref|; nan if any output is nan/inf
     max_rel_error: float  # max |p − ref| / ref over entries with ref > 0; nan if any output is nan/inf
-    kl: float  # KL(ref ‖ p) = Σ ref·ln(ref/p); inf when a ref > 0 probability became 0; nan if non-finite
+    kl: float  # KL(ref ‖ p/Σp) ≥ 0; inf when a ref > 0 probability became 0; nan if non-finite (see row_metrics)
     argmax_changed: bool  # torch.argmax (first index of the max) differs from float64's
     order_lost: int  # neighbouring pairs in float64's order, strictly ordered there but no longer here
 
 
-def _row_metrics(p: torch.Tensor, ref: torch.Tensor) -> list[RowMetrics]:
+def row_metrics(p: torch.Tensor, ref: torch.Tensor) -> list[RowMetrics]:
     """Metrics of each row of p (S, n) against ref (S, n) float64."""
     p = p.detach().to(torch.float64)
     nan, inf = torch.isnan(p).sum(-1), torch.isinf(p).sum(-1)
@@ -358,29 +296,31 @@ def _row_metrics(p: torch.Tensor, ref: torch.Tensor) -> list[RowMetrics]:
     underflow = ((p == 0) & pos).sum(-1)
     err = (p - ref).abs()
     rel = torch.where(pos, err / torch.where(pos, ref, 1.0), 0.0)
-    terms = torch.where(pos, ref * (torch.log(torch.where(pos, ref, 1.0)) - torch.log(p)), 0.0)
-    kl = terms.sum(-1)
+    # KL of the output renormalised (its sum error is a metric of its own), summed as ref·(q − 1 − ln q) with
+    # q = p̂/ref: every term is ≥ 0 (ln q ≤ q − 1), so rounding cannot show up as a negative divergence the way
+    # Σ ref·ln(ref/p) does; the clamp only absorbs expm1's last-ulp error where q ≈ 1.
+    total = p.sum(-1, keepdim=True)  # (S, 1)
+    log_q = torch.log(p / total) - torch.log(torch.where(pos, ref, 1.0))
+    terms = torch.where(pos, ref * (torch.expm1(log_q) - log_q).clamp(min=0.0), 0.0)
+    kl = torch.where(total[:, 0] > 0, terms.sum(-1), math.inf)  # nothing left at all: every ref > 0 entry lost
     order = torch.argsort(ref, dim=-1, descending=True, stable=True)
     r_sorted, p_sorted = ref.gather(-1, order), p.gather(-1, order)
     order_lost = ((r_sorted[:, :-1] > r_sorted[:, 1:]) & ~(p_sorted[:, :-1] > p_sorted[:, 1:])).sum(-1)
     argmax_changed = (p.nan_to_num(nan=-1.0).argmax(-1) != ref.argmax(-1)) | bad
-    rows = []
-    for i in range(p.shape[0]):
-        undefined = bool(bad[i])
-        rows.append(
-            RowMetrics(
-                nan=int(nan[i]),
-                inf=int(inf[i]),
-                underflow=int(underflow[i]),
-                sum_error=math.nan if undefined else abs(p[i].sum().item() - 1.0),
-                max_abs_error=math.nan if undefined else err[i].max().item(),
-                max_rel_error=math.nan if undefined else rel[i].max().item(),
-                kl=math.nan if undefined else kl[i].item(),
-                argmax_changed=bool(argmax_changed[i]),
-                order_lost=int(order_lost[i]),
-            )
-        )
-    return rows
+    undefined = torch.where(bad, math.nan, 0.0)  # + this: nan where the output held nan/inf
+    columns = zip(  # one .tolist() per metric, not one .item() per row: a sweep has ~60 rows × 12 variants
+        nan.tolist(),
+        inf.tolist(),
+        underflow.tolist(),
+        ((total[:, 0] - 1.0).abs() + undefined).tolist(),
+        (err.amax(-1) + undefined).tolist(),
+        (rel.amax(-1) + undefined).tolist(),
+        (kl + undefined).tolist(),
+        argmax_changed.tolist(),
+        order_lost.tolist(),
+        strict=True,
+    )
+    return [RowMetrics(*column) for column in columns]
 
 
 @dataclass(frozen=True)
@@ -408,7 +348,7 @@ def _loss(p: torch.Tensor, loss: str, target: int) -> torch.Tensor:
 
 def _gradient(x: torch.Tensor, method: str, loss: str, target: int) -> torch.Tensor:
     x = x.detach().clone().requires_grad_(True)  # (1, n) leaf in the arithmetic dtype
-    _loss(_probs(x, method), loss, target).backward()
+    _loss(recipe_probs(x, method), loss, target).backward()
     return x.grad[0]  # (n,)
 
 
@@ -453,6 +393,31 @@ class Comparison:
         fmt = FORMAT_ALIASES.get(fmt, fmt)
         return next(v for v in self.variants if v.format == fmt and v.method == method)
 
+    def summary(self) -> ComparisonSummary:
+        """Which variants broke, flushed or reordered, and where max-subtracting rescued a broken naive one."""
+        broken = tuple(v for v in self.variants if v.metrics.nan + v.metrics.inf > 0)
+        rescued = []
+        for fmt in dict.fromkeys(v.format for v in self.variants):
+            mine = {v.method: v for v in self.variants if v.format == fmt}
+            if "naive" in mine and "stable" in mine and mine["naive"] in broken and mine["stable"] not in broken:
+                rescued.append(mine["stable"])
+        return ComparisonSummary(
+            broken=broken,
+            flushed=tuple(v for v in self.variants if v.metrics.underflow),
+            argmax_moved=tuple(v for v in self.variants if v.metrics.argmax_changed),
+            rescued_by_max_subtraction=tuple(rescued),
+        )
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    """The variants of a `Comparison` a reader should hear about, in the comparison's order."""
+
+    broken: tuple[VariantResult, ...]  # output holds nan or inf
+    flushed: tuple[VariantResult, ...]  # some probability > 0 in float64 is exactly 0 here
+    argmax_moved: tuple[VariantResult, ...]  # the most probable entry is another one than float64's
+    rescued_by_max_subtraction: tuple[VariantResult, ...]  # the stable variant of a format whose naive one broke
+
 
 def compare(
     logits, formats: tuple[str, ...] = FORMAT_NAMES, methods: tuple[str, ...] = METHODS, loss: str = "dot"
@@ -469,7 +434,7 @@ def compare(
     if loss not in LOSSES:
         raise ConfigError("loss", loss, LOSSES, "unknown loss")
     x64 = torch.tensor([row], dtype=torch.float64)  # (1, n)
-    ref = _reference(x64)
+    ref = reference_probs(x64)
     target = int(ref[0].argmax())
     ref_grad = _gradient(x64, "stable", loss, target)
     variants = []
@@ -477,7 +442,7 @@ def compare(
         x = round_to(x64, fmt)  # (1, n)
         stored = tuple(x[0].to(torch.float64).tolist())
         for method in methods:
-            p = _probs(x, method)
+            p = recipe_probs(x, method)
             variants.append(
                 VariantResult(
                     format=fmt.name,
@@ -486,7 +451,7 @@ def compare(
                     output_dtype=dtype_name(p.dtype),
                     stored_logits=stored,
                     probs=tuple(p[0].to(torch.float64).tolist()),
-                    metrics=_row_metrics(p, ref)[0],
+                    metrics=row_metrics(p, ref)[0],
                     grad=_gradient_metrics(_gradient(x, method, loss, target), ref_grad),
                 )
             )
@@ -501,149 +466,30 @@ def compare(
     )
 
 
-# ── sweep: the same row scaled from gentle to extreme ───────────────────────────────────────────────────────
-@dataclass(frozen=True)
-class SweepCurve:
-    format: str
-    method: str
-    max_abs_error: tuple[float, ...]  # per scale; nan where the output had nan/inf
-    max_rel_error: tuple[float, ...]
-    kl: tuple[float, ...]
-    nonfinite: tuple[bool, ...]  # output had nan/inf
-    underflow: tuple[int, ...]  # probabilities flushed to 0 (ref > 0)
-    first_nonfinite: float | None  # smallest scale with nan/inf output
-    first_underflow: float | None  # smallest scale with a probability flushed to 0
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The row rescaled so its largest |logit| runs over `scales`, every format × method at every scale."""
-
-    logits: tuple[float, ...]  # the row as given
-    scales: tuple[float, ...]  # (S,) largest |logit| after rescaling, log-spaced
-    curves: tuple[SweepCurve, ...]
-    overflow_scale: dict[str, float | None]  # arithmetic dtype → scale where max(logit) reaches exp overflow
-    thresholds: tuple[ExpThresholds, ...]
-
-
-def sweep_scales(lo: float = 0.1, hi: float = 1000.0, points_per_decade: int = 20) -> tuple[float, ...]:
-    """Log-spaced scales from lo to hi (both included). Raises ConfigError for an empty or too-fine grid."""
-    if not (0 < lo < hi and math.isfinite(hi)):
-        raise ConfigError("scales", (lo, hi), "0 < lo < hi", "empty range")
-    if not 1 <= points_per_decade <= LIMITS.max_points_per_decade:
-        limit = (1, LIMITS.max_points_per_decade)
-        raise ConfigError("points_per_decade", points_per_decade, limit, "out of range")
-    n = max(2, round(math.log10(hi / lo) * points_per_decade) + 1)
-    return tuple(torch.logspace(math.log10(lo), math.log10(hi), n, dtype=torch.float64).tolist())
-
-
-def sweep(
-    logits,
-    scales: tuple[float, ...] | None = None,
-    formats: tuple[str, ...] = FORMAT_NAMES,
-    methods: tuple[str, ...] = METHODS,
-) -> Sweep:
-    """Rescale the row so its largest |logit| is each of `scales` (default `sweep_scales()`); measure all.
-
-    Forward only. Raises ConfigError for unusable logits (or a row that is all zeros: nothing to scale).
-    """
-    row = check_logits(logits)
-    scales = sweep_scales() if scales is None else tuple(float(s) for s in scales)
-    x64 = torch.tensor(row, dtype=torch.float64)  # (n,)
-    finite = x64[torch.isfinite(x64)]
-    peak = finite.abs().max().item()
-    if peak == 0:
-        raise ConfigError("logits", "all zero", "a non-zero logit", "nothing to scale")
-    if max(scales) * (1.0 + 1e-9) > LIMITS.max_abs_logit or min(scales) <= 0:
-        raise ConfigError("scales", (min(scales), max(scales)), LIMITS.max_abs_logit, "out of range")
-    unit = x64 / peak  # (n,) largest |logit| = 1
-    grid = torch.tensor(scales, dtype=torch.float64)[:, None] * unit[None, :]  # (S, n)
-    ref = _reference(grid)
-    fmts = [parse_format(f) for f in formats]
-    curves = []
-    for fmt in fmts:
-        x = round_to(grid, fmt)
-        for method in methods:
-            rows = _row_metrics(_probs(x, method), ref)
-            bad = tuple(r.nan + r.inf > 0 for r in rows)
-            under = tuple(r.underflow for r in rows)
-            curves.append(
-                SweepCurve(
-                    format=fmt.name,
-                    method=method,
-                    max_abs_error=tuple(r.max_abs_error for r in rows),
-                    max_rel_error=tuple(r.max_rel_error for r in rows),
-                    kl=tuple(r.kl for r in rows),
-                    nonfinite=bad,
-                    underflow=under,
-                    first_nonfinite=next((s for s, b in zip(scales, bad, strict=True) if b), None),
-                    first_underflow=next((s for s, u in zip(scales, under, strict=True) if u), None),
-                )
-            )
-    top = finite.max().item() / peak  # the largest logit, per unit of scale
-    computes = dict.fromkeys(f.compute for f in fmts)  # in format order, no repeats
-    thresholds = tuple(exp_thresholds(d) for d in computes)
-    return Sweep(
-        logits=row,
-        scales=scales,
-        curves=tuple(curves),
-        overflow_scale={t.dtype: (t.overflow_from / top if top > 0 else None) for t in thresholds},
-        thresholds=thresholds,
-    )
-
-
-# ── exp(x) in each format ───────────────────────────────────────────────────────────────────────────────────
-@dataclass(frozen=True)
-class ExpCurve:
-    dtype: str
-    x: tuple[float, ...]  # the inputs as stored in this dtype
-    y: tuple[float, ...]  # torch.exp in this dtype (inf past overflow, 0 past underflow)
-    thresholds: ExpThresholds
-
-
-def exp_curves(
-    formats: tuple[str, ...] = ("float32", "float16", "bfloat16"), points: int = 1201
-) -> tuple[ExpCurve, ...]:
-    """exp(x) in float64 and in each format's arithmetic dtype, over a range showing every format's underflow
-    and overflow point (from 5 % beyond the lowest underflow to 5 % beyond the highest overflow).
-
-    Returns (float64 curve, *one ExpCurve per format's arithmetic dtype*).
-    """
-    if not 2 <= points <= LIMITS.max_len:
-        raise ConfigError("points", points, (2, LIMITS.max_len), "out of range")
-    dtypes = list(dict.fromkeys(parse_format(f).compute for f in formats))
-    th = [exp_thresholds(d) for d in dtypes]
-    lo = 1.05 * min(t.underflow_from for t in th)
-    hi = 1.05 * max(t.overflow_from for t in th)
-    grid = torch.linspace(lo, hi, points, dtype=torch.float64)  # (points,)
-    xs = tuple(grid.tolist())
-    curves = [ExpCurve("float64", xs, tuple(grid.exp().tolist()), exp_thresholds(torch.float64))]
-    for d, t in zip(dtypes, th, strict=True):
-        x = grid.to(d)
-        curves.append(ExpCurve(t.dtype, tuple(x.double().tolist()), tuple(x.exp().double().tolist()), t))
-    return tuple(curves)
-
-
 # ── two close logits ────────────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class CloseLogits:
-    """Two logits stored in one format: do they stay apart, and what softmax([a, b]) gives there."""
+    """Two logits stored in one format: do they stay apart, and what softmax([a, b]) gives there.
+
+    They merge exactly when they fall in the same rounding bin; the spacing only says how wide bins are.
+    """
 
     format: str
-    spacing: float  # the format's gap at max(|a|, |b|): logits closer than this can merge
+    spacing: float  # the format's gap at max(|a|, |b|): how wide a rounding bin is there
     stored: tuple[float, float]
-    distinct: bool
+    distinct: bool  # stored as two values, i.e. a and b lie in different bins
     probs: tuple[float, float]  # torch.softmax of the stored pair in the format's arithmetic dtype
     reference: tuple[float, float]  # float64 softmax of the pair as given
+    bins: tuple[RoundingBin, RoundingBin]  # the rounding bin a and b each fall in
 
 
 def close_logits(a: float, b: float, formats: tuple[str, ...] = FORMAT_NAMES) -> tuple[CloseLogits, ...]:
-    """For each format: spacing at the pair's magnitude, the stored pair, whether it is still two values."""
+    """For each format: spacing at the pair's magnitude, the stored pair, each value's bin, still two values?"""
     pair = check_logits((a, b))
     if not all(math.isfinite(v) for v in pair):
         raise ConfigError("logits", pair, "finite", "both logits must be finite")
     x64 = torch.tensor([pair], dtype=torch.float64)  # (1, 2)
-    ref = tuple(_reference(x64)[0].tolist())
+    ref = tuple(reference_probs(x64)[0].tolist())
     out = []
     for f in formats:
         fmt = parse_format(f)
@@ -651,8 +497,64 @@ def close_logits(a: float, b: float, formats: tuple[str, ...] = FORMAT_NAMES) ->
         s0, s1 = x[0].to(torch.float64).tolist()
         p0, p1 = torch.softmax(x, dim=-1)[0].to(torch.float64).tolist()
         gap = spacing(fmt.storage, max(abs(a), abs(b)))
-        out.append(CloseLogits(fmt.name, gap, (s0, s1), s0 != s1, (p0, p1), ref))
+        bins = (rounding_bin(pair[0], fmt.storage), rounding_bin(pair[1], fmt.storage))
+        out.append(CloseLogits(fmt.name, gap, (s0, s1), s0 != s1, (p0, p1), ref, bins))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class GapCounterexamples:
+    """Two pairs near one magnitude, measured in one format, that show the gap alone does not decide.
+
+    `kept` are closer than the spacing yet stored as two values (a bin edge lies between them); `merged` are a
+    full spacing apart yet stored as one value (the two midpoints around an even stored value both round to it).
+    """
+
+    format: str
+    spacing: float  # at the magnitude asked about
+    kept: tuple[float, float]
+    kept_stored: tuple[float, float]
+    merged: tuple[float, float]
+    merged_stored: float
+
+    @property
+    def kept_gap(self) -> float:
+        return self.kept[1] - self.kept[0]
+
+    @property
+    def merged_gap(self) -> float:
+        return self.merged[1] - self.merged[0]
+
+
+def gap_counterexamples(x: float, fmt: str) -> GapCounterexamples | None:
+    """Counterexamples near |x| in `fmt`, each checked with torch's own cast; None where the format's values
+    run out there (|x| rounds to inf or saturates)."""
+    f = parse_format(fmt)
+    here = rounding_bin(abs(x), f.storage)
+    step = spacing(f.storage, abs(x))
+    if not all(math.isfinite(v) for v in (here.stored, here.lo, here.hi, step)) or step <= 0:
+        return None
+
+    def cast(v: float) -> float:
+        return round_to(torch.tensor([v], dtype=torch.float64), f)[0].item()
+
+    # kept: a round decimal gap of about a tenth of the spacing, straddling the bin's upper edge
+    gap = 10.0 ** math.floor(math.log10(step / 10))
+    digits = max(0, -math.floor(math.log10(gap)))
+    a = round(math.floor(here.hi / gap) * gap, digits)
+    kept = (a, round(a + gap, digits))
+    kept_stored = (cast(kept[0]), cast(kept[1]))
+    # merged: the midpoints around the first even stored value from here up (an odd one keeps neither)
+    centre = here.stored
+    for _ in range(4):
+        width = spacing(f.storage, centre)
+        pair = (centre - width / 2, centre + width / 2)
+        if cast(pair[0]) == cast(pair[1]) == centre:
+            if kept_stored[0] == kept_stored[1]:
+                return None
+            return GapCounterexamples(f.name, step, kept, kept_stored, pair, centre)
+        centre = cast(centre + width)
+    return None
 
 
 # ── 8-bit probabilities for inference ───────────────────────────────────────────────────────────────────────
@@ -683,6 +585,6 @@ def quantize_probs(probs, log2_fraction_bits: int = 3) -> tuple[QuantizedProbs, 
     log2 = torch.where(code <= levels - 1, torch.exp2(-code.clamp(max=levels - 1) / steps), 0.0)
     lin_step, log2_floor = 1 / levels, 2.0 ** (-(levels - 1) / steps)
     return (
-        QuantizedProbs("linear", lin_step, lin_step, tuple(linear[0].tolist()), _row_metrics(linear, p)[0]),
-        QuantizedProbs("log2", 1 / steps, log2_floor, tuple(log2[0].tolist()), _row_metrics(log2, p)[0]),
+        QuantizedProbs("linear", lin_step, lin_step, tuple(linear[0].tolist()), row_metrics(linear, p)[0]),
+        QuantizedProbs("log2", 1 / steps, log2_floor, tuple(log2[0].tolist()), row_metrics(log2, p)[0]),
     )

@@ -9,9 +9,10 @@ import streamlit as st
 
 from mpviz import scaler
 from mpviz.model import ConfigError
-from view import text
+from mpviz.run_watch import Pacer, Plan, RunWatch
+from view import results, text
 from view.figures import scaler as scaler_fig
-from view.page import page_header, show_warnings, warn
+from view.page import guarded, page_header, show_warnings, warn
 from view.run_config import RunConfig, run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -21,14 +22,17 @@ DEFAULTS = scaler.ScalerSettings.defaults(run_config().device)  # read from a fr
 LIM = scaler.TRAIN_LIMITS
 INIT_SCALES = sorted({2.0**k for k in range(0, 33)} | {DEFAULTS.init_scale})
 MULTIPLIERS = [2.0**k for k in range(4, -41, -1)]
-PACE_SECONDS = {"fast": 0.0, "25": 1 / 25, "5": 1 / 5}
-REDRAW_SECONDS = 0.2  # at "fast" pace, redraw at most this often
+PACE_RATES = {"fast": None, "25": 25.0, "5": 5.0}  # playback: steps shown per second (None: as they arrive)
+REDRAW_SECONDS = 0.2  # charts are redrawn at most this often: each redraw costs the server three figures
 INJECT_DEFAULT = "10,30"  # a demo: two steps to watch GradScaler skip
+INJECT_MAX_CHARS = 200  # the injection box, also when its text comes from a link
 INSPECT_DEFAULT = 10  # open the inspector on the first of them
 
 
 def parse_steps(raw: str) -> tuple[int, ...]:
-    """'10, 30' → (10, 30); '' → (). Raises ValueError on anything else."""
+    """'10, 30' → (10, 30); '' → (). Raises ValueError on anything else, and on text longer than the box takes."""
+    if len(raw) > INJECT_MAX_CHARS:
+        raise ValueError(raw)
     return tuple(sorted({int(part) for part in raw.split(",") if part.strip()}))
 
 
@@ -51,29 +55,11 @@ PAGE_PARAMS = [  # floats are written with repr: a link must rerun exactly the s
     UrlParam("backoff_factor", DEFAULTS.backoff_factor, float, repr),
     UrlParam("growth_interval", DEFAULTS.growth_interval, int),
     UrlParam("inject_inf", INJECT_DEFAULT, lambda raw: ",".join(map(str, parse_steps(raw)))),
-    UrlParam("loss_mult", 1.0, parse_member(MULTIPLIERS), repr),
-    UrlParam("pace", "25", parse_choice(tuple(PACE_SECONDS))),
+    UrlParam("loss_multiplier", 1.0, parse_member(MULTIPLIERS), repr, aliases=("loss_mult",)),
+    UrlParam("pace", "25", parse_choice(tuple(PACE_RATES))),
     UrlParam("inspect", INSPECT_DEFAULT, int),
     UrlParam("recipes", False, parse_bool, dump_bool),
 ]
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def finished(key: str, _result=None):
-    """Memo of finished runs keyed on a config's repr: call with `_result` to store it, without to look it up.
-
-    A missing key raises KeyError, and exceptions are never cached — so a look-up never stores anything.
-    """
-    if _result is None:
-        raise KeyError(key)
-    return _result
-
-
-def lookup(key: str):
-    try:
-        return finished(key)
-    except KeyError:
-        return None
 
 
 def injections() -> tuple[int, ...]:
@@ -81,7 +67,7 @@ def injections() -> tuple[int, ...]:
     try:
         return parse_steps(st.session_state.inject_inf)
     except ValueError:
-        warn(TEXT["bad_inject"].format(raw=st.session_state.inject_inf[:40]))
+        warn(TEXT["bad_inject"].format(raw=text.echo(st.session_state.inject_inf)))
         return ()
 
 
@@ -96,7 +82,7 @@ def config_from_state(rc: RunConfig) -> scaler.TrainConfig:
         scaler=scaler.ScalerSettings(s.init_scale, s.growth_factor, s.backoff_factor, s.growth_interval),
         steps=s.train_steps,
         inject_inf=inject,
-        loss_multiplier=s.loss_mult,
+        loss_multiplier=s.loss_multiplier,
         clip=s.clip_norm or None,
         accum=s.accum,
         lr=s.lr,
@@ -108,20 +94,17 @@ def field_value(cfg: scaler.TrainConfig, field: str):
 
 
 def fixed_message(e: ConfigError, cfg: scaler.TrainConfig) -> str:
-    used = field_value(cfg, e.field)
-    return TEXT["fixed"].format(field=e.field, value=e.value, reason=e.reason, limit=e.limit, used=used)
-
-
-def stop_run(key: str) -> None:
-    st.session_state["scaler_stopped"] = key
-
-
-def request_run() -> None:  # a callback, not the button's return value: it survives an app-level st.rerun()
-    st.session_state["scaler_run_again"] = True
+    used = text.echo(field_value(cfg, e.field))
+    return TEXT["fixed"].format(field=e.field, value=text.echo(e.value), reason=e.reason, limit=e.limit, used=used)
 
 
 def use_fp16() -> None:
     st.session_state["dtype"] = "fp16"
+
+
+def percent(x: float) -> str:
+    """A share as a percentage with 3 significant digits: lost gradients are often 0.005 %, and 0.00 % would lie."""
+    return f"{100 * x:.3g}%"
 
 
 # ── config: URL → session state → limits → widgets ──────────────────────────────────────────────────────────
@@ -136,6 +119,7 @@ for e in fixed:
 s.train_steps, s.lr, s.accum, s.clip_norm = cfg.steps, cfg.lr, cfg.accum, cfg.clip or 0.0
 s.init_scale, s.growth_factor = cfg.scaler.init_scale, cfg.scaler.growth_factor
 s.backoff_factor, s.growth_interval = cfg.scaler.backoff_factor, cfg.scaler.growth_interval
+s.loss_multiplier = cfg.loss_multiplier
 show_warnings()
 
 st.markdown(TEXT["defaults"].format(**asdict(DEFAULTS)))
@@ -149,11 +133,11 @@ with st.expander(TEXT["knobs"], expanded=True):
     c3.number_input(TEXT["accum"], 1, LIM.max_accum, key="accum")
     c4.number_input(TEXT["clip"], 0.0, LIM.max_clip, key="clip_norm", format="%g")
     c1, c2, c3 = st.columns([1, 2, 1])
-    c1.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"])
+    c1.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"], max_chars=INJECT_MAX_CHARS)
     if beyond := [k for k in injections() if not 0 <= k < s.train_steps]:
         c1.caption(TEXT["inject_beyond"].format(steps=beyond, n=s.train_steps, last=s.train_steps - 1))
-    c2.select_slider(TEXT["mult"], MULTIPLIERS, key="loss_mult", format_func=lambda v: f"2^{round(math.log2(v))}")
-    c3.segmented_control(TEXT["pace"], list(PACE_SECONDS), key="pace", format_func=TEXT["paces"].get, required=True)
+    c2.select_slider(TEXT["mult"], MULTIPLIERS, key="loss_multiplier", format_func=lambda v: f"2^{round(math.log2(v))}")
+    c3.segmented_control(TEXT["pace"], list(PACE_RATES), key="pace", format_func=TEXT["paces"].get, required=True)
 with st.expander(TEXT["scaler_knobs"], expanded=True):
     c1, c2, c3, c4 = st.columns(4)
     c1.select_slider(TEXT["init_scale"], INIT_SCALES, key="init_scale", format_func=lambda v: f"{v:g}")
@@ -163,11 +147,11 @@ with st.expander(TEXT["scaler_knobs"], expanded=True):
 cfg, fixed = scaler.clamp_train(config_from_state(rc))
 for e in fixed:  # widget values the engine refuses (e.g. a growth factor of 1): say so, run the fixed config
     st.warning(fixed_message(e, cfg))
-key, fmt = repr(cfg), scaler.format_range(cfg.dtype)
+fmt = scaler.format_range(cfg.dtype)
+watch: RunWatch = s.setdefault("scaler_watch", RunWatch())  # this viewer's run: see mpviz.run_watch
 
-# ── the run: cached → draw at once; otherwise stream it live (Stop keeps what was measured) ─────────────────
-st.button(TEXT["run"], type="primary", on_click=request_run)
-run_again = s.pop("scaler_run_again", False)
+# ── the run: shown at once when computed before, else step by step as it trains (Stop keeps what was shown) ──
+st.button(TEXT["run"], type="primary", on_click=watch.request_replay, help=TEXT["run_help"])
 status = st.empty()
 st.subheader(TEXT["scale_title"])
 scale_slot, scale_caption = st.empty(), st.empty()
@@ -179,7 +163,7 @@ right.caption(TEXT["zero_caption"].format(dtype=fmt.dtype))
 
 
 def draw(records: list) -> None:
-    """(Re)draw the three per-step charts; x axes span the whole run, so a streaming run fills them in."""
+    """(Re)draw the three per-step charts; x axes span the whole run, so a run being shown fills them in."""
     n, labels, total = len(records), TEXT["labels"], cfg.steps
     scale_fig = scaler_fig.scale_trace_figure(records, labels=labels, total_steps=total)
     scale_slot.plotly_chart(scale_fig, key=f"scale_{n}", width="stretch")
@@ -193,110 +177,133 @@ def draw(records: list) -> None:
     scale_caption.caption(TEXT["scale_caption"].format(skipped=skipped, grow=grow, backoff=backoff))
 
 
-def stream() -> scaler.ScalerRun:
-    """Train step by step, redrawing as records arrive; store the finished run for all with this config."""
-    s.pop("scaler_stopped", None)
-    records: list = []
-    s.scaler_live = (key, records)  # what a Stop click leaves behind
+def show_run(plan: Plan) -> scaler.ScalerRun:
+    """Show the run of `cfg` from step 0: as it trains (at most at the playback pace), or from the shared result.
+
+    Training holds a slot of the admission gate; the pace never does: steps that trained faster than the pace
+    are played out after the slot is given back. Every step shown touches the page, so a viewer who leaves
+    stops the training at the next step (Streamlit raises its stop there) and frees the slot.
+    """
+    watch.begin(cfg)
     stop_col, bar_col = status.container().columns([1, 6])
-    stop_col.button(TEXT["stop"], on_click=stop_run, args=(key,))
-    bar, pause, drawn_at = bar_col.progress(0.0), PACE_SECONDS[s.pace], 0.0
-    for record in scaler.train(cfg):
-        records.append(record)
-        bar.progress(len(records) / cfg.steps, text=TEXT["progress"].format(done=len(records), total=cfg.steps))
-        if pause or time.monotonic() - drawn_at > REDRAW_SECONDS or len(records) == cfg.steps:
-            draw(records)
-            drawn_at = time.monotonic()
-        time.sleep(pause)
+    stop_col.button(TEXT["stop"], on_click=watch.stop)
+    bar = bar_col.progress(0.0)
+    pacer, arrived, drawn_at = Pacer(PACE_RATES[s.pace]), [], [-math.inf]
+
+    def catch_up(available) -> None:
+        for r in available[len(watch.steps) : pacer.visible(len(available))]:
+            watch.show(r)
+        done = len(watch.steps)
+        bar.progress(done / cfg.steps, text=TEXT["progress"].format(done=done, total=cfg.steps))
+        if done and (done == cfg.steps or time.monotonic() - drawn_at[0] >= REDRAW_SECONDS):
+            draw(watch.steps)
+            drawn_at[0] = time.monotonic()
+
+    def train() -> scaler.ScalerRun:
+        for record in scaler.train(cfg):
+            arrived.append(record)
+            catch_up(arrived)
+        return scaler.collect(cfg, tuple(arrived))
+
+    pacer.start()
+    with st.spinner(TEXT["training"]):
+        run = results.shared(("scaler-run", cfg), train, heavy=True)
+    if plan is Plan.SHOW and not arrived:  # computed before (or by another viewer meanwhile): all at once
+        pacer = Pacer(None)
+    while len(watch.steps) < len(run.steps):
+        time.sleep(pacer.wait(len(watch.steps)))
+        catch_up(run.steps)
+    watch.finish()
     status.empty()
-    return finished(key, scaler.collect(cfg, tuple(records)))
+    return run
 
 
-result = None if run_again else lookup(key)
-if result is not None:
-    draw(list(result.steps))
-elif not run_again and s.get("scaler_stopped") == key and s.get("scaler_live", (None,))[0] == key:
-    result = scaler.collect(cfg, tuple(s.scaler_live[1]))
-    status.info(TEXT["stopped"].format(done=len(result.steps), total=cfg.steps))
-    draw(list(result.steps))
-else:
-    result = stream()
+records: tuple = ()
+with guarded("scaler run"):
+    plan = watch.plan(cfg)
+    if plan is Plan.SHOW_STOPPED:
+        records = tuple(watch.steps)
+        status.info(TEXT["stopped"].format(done=len(records), total=cfg.steps))
+        draw(list(records))
+    else:
+        records = show_run(plan).steps
 
 # ── one step, in words and in exponents ─────────────────────────────────────────────────────────────────────
-records = result.steps
 if records:
-    st.subheader(TEXT["inspect_title"])
-    last = len(records) - 1
-    if not 0 <= s.inspect <= last:
-        used = min(max(s.inspect, 0), last)
-        if s.inspect != INSPECT_DEFAULT:  # the default step may simply lie beyond a short run
-            st.warning(TEXT["bad_inspect"].format(step=s.inspect, n=last, used=used))
-        s.inspect = used
-    if last > 0:
-        st.slider(TEXT["inspect"], 0, last, key="inspect")
-    r = records[s.inspect]
-    parts = [TEXT["t_injected"]] if r.injected else []
-    parts.append(TEXT["t_found"] if r.found_inf else TEXT["t_clean"])
-    parts.append(TEXT["t_skipped"] if r.skipped else TEXT["t_updated"])
-    parts.append(
-        TEXT[f"t_{r.scale_change}"].format(
-            before=r.scale_before,
-            after=r.scale_after,
-            factor=r.scale_after / r.scale_before,
-            tracker=r.growth_tracker,
-            interval=cfg.scaler.growth_interval,
+    with guarded("step inspector"):
+        st.subheader(TEXT["inspect_title"])
+        last = len(records) - 1
+        if not 0 <= s.inspect <= last:
+            used = min(max(s.inspect, 0), last)
+            if s.inspect != INSPECT_DEFAULT:  # the default step may simply lie beyond a short run
+                st.warning(TEXT["bad_inspect"].format(step=text.echo(s.inspect), n=last, used=used))
+            s.inspect = used
+        if last > 0:
+            st.slider(TEXT["inspect"], 0, last, key="inspect")
+        r = records[s.inspect]
+        parts = [TEXT["t_injected"]] if r.injected else []
+        parts.append(TEXT["t_found"] if r.found_inf else TEXT["t_clean"])
+        parts.append(TEXT["t_skipped"] if r.skipped else TEXT["t_updated"])
+        parts.append(
+            TEXT[f"t_{r.scale_change}"].format(
+                before=r.scale_before,
+                after=r.scale_after,
+                factor=r.scale_after / r.scale_before,
+                tracker=r.growth_tracker,
+                interval=cfg.scaler.growth_interval,
+            )
         )
-    )
-    st.markdown(f"**{s.inspect}:** " + " → ".join(parts))
-    if r.found_inf != r.skipped:
-        st.warning(TEXT["mismatch"].format(found=r.found_inf, skipped=r.skipped))
-    m, cols = TEXT["metrics"], st.columns(5)
-    cols[0].metric(m["loss"], f"{r.loss:.4g}")
-    cols[1].metric(m["norm"], f"{r.grad_norm:.4g}")
-    cols[2].metric(m["zero"], f"{r.zero_grad_fraction:.2%}")
-    cols[3].metric(m["zero_unscaled"], f"{r.zero_grad_fraction_unscaled:.2%}")
-    cols[4].metric(m["ms"], f"{r.step_ms:.2f}")
-    st.markdown(f"**{TEXT['hist_title'].format(step=s.inspect)}**")
-    st.plotly_chart(scaler_fig.scaled_gradient_histogram_figure(r, fmt, labels=TEXT["labels"]), width="stretch")
-    st.caption(
-        TEXT["hist_caption"].format(
-            dtype=fmt.dtype, underflow=fmt.underflow_at, normal=fmt.smallest_normal, overflow=fmt.overflow_at
+        st.markdown(f"**{s.inspect}:** " + " → ".join(parts))
+        if r.found_inf != r.skipped:
+            st.warning(TEXT["mismatch"].format(found=r.found_inf, skipped=r.skipped))
+        m, cols = TEXT["metrics"], st.columns(5)
+        cols[0].metric(m["loss"], f"{r.loss:.4g}")
+        cols[1].metric(m["norm"], f"{r.grad_norm:.4g}")
+        cols[2].metric(m["zero"], percent(r.zero_grad_fraction))
+        cols[3].metric(m["zero_unscaled"], percent(r.zero_grad_fraction_unscaled))
+        cols[4].metric(m["ms"], f"{r.step_ms:.2f}")
+        st.markdown(f"**{TEXT['hist_title'].format(step=s.inspect)}**")
+        st.plotly_chart(scaler_fig.scaled_gradient_histogram_figure(r, fmt, labels=TEXT["labels"]), width="stretch")
+        st.caption(
+            TEXT["hist_caption"].format(
+                dtype=fmt.dtype, underflow=fmt.underflow_at, normal=fmt.smallest_normal, overflow=fmt.overflow_at
+            )
         )
-    )
 
 # ── the four recipes ────────────────────────────────────────────────────────────────────────────────────────
-st.header(TEXT["recipes_title"])
-st.markdown(TEXT["recipes_intro"])
-st.toggle(TEXT["recipes_toggle"], key="recipes")
-write_url(PAGE_PARAMS)
-if s.recipes:
-    recipes_cfg = replace(cfg, inject_inf=())
-    recipes_key = "recipes:" + repr(recipes_cfg)
-    results = lookup(recipes_key)
-    if results is None:
-        bar, done = st.progress(0.0), []
-        for i, name in enumerate(scaler.RECIPES):
-            text = TEXT["recipes_running"].format(name=TEXT["recipe_names"][name], i=i + 1, n=len(scaler.RECIPES))
-            bar.progress(i / len(scaler.RECIPES), text=text)
-            done.append(scaler.run_recipe(name, recipes_cfg))
+with guarded("recipes"):
+    st.header(TEXT["recipes_title"])
+    st.markdown(TEXT["recipes_intro"])
+    st.toggle(TEXT["recipes_toggle"], key="recipes")
+    if s.recipes:
+        recipes_cfg = replace(cfg, inject_inf=())
+        names, c, none = TEXT["recipe_names"], TEXT["cols"], TEXT["cols"]["none"]
+        bar = st.empty()
+
+        def on_start(i: int, name: str) -> None:
+            n = len(scaler.RECIPES)
+            bar.progress(i / n, text=TEXT["recipes_running"].format(name=names[name], i=i + 1, n=n))
+
+        with st.spinner(TEXT["recipes_training"]):
+            compared = results.shared(
+                ("scaler-recipes", recipes_cfg), lambda: scaler.compare_recipes(recipes_cfg, on_start), heavy=True
+            )
         bar.empty()
-        results = finished(recipes_key, tuple(done))
-    names, c = TEXT["recipe_names"], TEXT["cols"]
-    st.plotly_chart(scaler_fig.recipes_loss_figure(results, labels={**TEXT["labels"], **names}), width="stretch")
-    rows = [
-        {
-            c["recipe"]: names[r.recipe],
-            c["final"]: r.final_loss,
-            c["lost"]: f"{r.mean_zero_grad_fraction:.2%}",
-            c["skipped"]: ", ".join(map(str, r.skipped_steps)) or "—",
-            c["nonfinite"]: ", ".join(map(str, r.nonfinite_steps)) or "—",
-            c["diverged"]: "—" if r.diverged_at is None else str(r.diverged_at),
-            c["ms"]: round(r.ms_per_step, 3),
-            c["bwd_mem"]: round(r.memory.backward_peak_bytes / 1024, 1),
-            c["mem"]: round(r.memory.peak_bytes / 1024, 1),
+        figure = scaler_fig.recipes_loss_figure(compared, labels={**TEXT["labels"], **names})
+        st.plotly_chart(figure, width="stretch")
+        steps_or_none = lambda steps: ", ".join(map(str, steps)) or none  # noqa: E731
+        rows = {  # one row per measure, one column per recipe: four columns fit any screen
+            c["final"]: [f"{r.final_loss:.4g}" for r in compared],
+            c["lost"]: [percent(r.mean_zero_grad_fraction) for r in compared],
+            c["skipped"]: [steps_or_none(r.skipped_steps) for r in compared],
+            c["nonfinite"]: [steps_or_none(r.nonfinite_steps) for r in compared],
+            c["diverged"]: [none if r.diverged_at is None else str(r.diverged_at) for r in compared],
+            c["ms"]: [f"{r.ms_per_step:.3g}" for r in compared],
+            c["bwd_mem"]: [f"{r.memory.backward_peak_bytes / 1024:.1f}" for r in compared],
+            c["mem"]: [f"{r.memory.peak_bytes / 1024:.1f}" for r in compared],
         }
-        for r in results
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    how = TEXT["memory_how"]["cuda" if cfg.device == "cuda" else "other"]
-    st.caption(TEXT["recipes_caption"].format(device=cfg.device, memory_how=how))
+        table = pd.DataFrame.from_dict(rows, orient="index", columns=[names[r.recipe] for r in compared])
+        st.table(table.rename_axis(c["measure"]))
+        how = TEXT["memory_how"]["cuda" if cfg.device == "cuda" else "other"]
+        st.caption(TEXT["recipes_caption"].format(device=cfg.device, memory_how=how))
+write_url(PAGE_PARAMS)

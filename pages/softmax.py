@@ -8,10 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from mpviz import softmax as sm
+from mpviz import softmax_scale
 from mpviz.model import ConfigError
 from view import results, text
 from view.figures import softmax as softmax_fig
-from view.page import dtype_badge, page_header, show_warnings
+from view.page import dtype_badge, guarded, page_header, show_warnings
 from view.run_config import run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -25,6 +26,8 @@ CLOSE = sm.scenario("close").values
 DEFAULT_LIST = ", ".join(f"{v:g}" for v in CLOSE)
 DEFAULT_FORMATS = ["float32", "float16", "bfloat16"]
 MAX_BARS = 48  # longer rows: the most probable entries only
+MAX_ERROR_POINTS = 300  # entries per recipe in the error chart
+FIG = {**TEXT["fig"], "methods": TEXT["methods"]}
 
 
 def _bounded(cast, lo: float, hi: float):
@@ -38,7 +41,7 @@ def _bounded(cast, lo: float, hi: float):
 
 
 def _formats(raw: str) -> list[str]:
-    names = [n for n in raw.split(",") if n]
+    names = list(dict.fromkeys(n for n in raw.split(",") if n))  # each once, in the order given
     if not names or any(n not in sm.FORMAT_NAMES for n in names):
         raise ValueError(raw)
     return names
@@ -52,10 +55,10 @@ def _scale(raw: str) -> float:
 
 
 PARAMS = [
-    UrlParam("src", "preset", parse_choice(SOURCES)),
+    UrlParam("source", "preset", parse_choice(SOURCES), aliases=("src",)),
     UrlParam("preset", "large", parse_choice(sm.SCENARIO_NAMES)),
     UrlParam("logits", DEFAULT_LIST, str),
-    UrlParam("gen_n", GEN.length, _bounded(int, 1, sm.LIMITS.max_len)),
+    UrlParam("gen_length", GEN.length, _bounded(int, 1, sm.LIMITS.max_len), aliases=("gen_n",)),
     UrlParam("gen_spread", GEN.spread, _bounded(float, 0.0, 20.0)),
     UrlParam("gen_peak", GEN.peak, _bounded(float, 0.0, 100.0)),
     UrlParam("gen_center", GEN.center, _bounded(float, -50.0, 50.0)),
@@ -71,95 +74,108 @@ PARAMS = [
 ]
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+# table column key (locale) → RowMetrics field
+METRIC_FIELDS = {
+    "nan": "nan",
+    "inf": "inf",
+    "zero": "underflow",
+    "sum": "sum_error",
+    "abs": "max_abs_error",
+    "rel": "max_rel_error",
+    "kl": "kl",
+    "argmax": "argmax_changed",
+    "order": "order_lost",
+}
+
+
+def _metric_cells(metrics: sm.RowMetrics, names, keys: tuple[str, ...]) -> dict:
+    """Table cells {column title: value} of a RowMetrics, for the column keys asked for."""
+    return {names[k]: getattr(metrics, METRIC_FIELDS[k]) for k in keys}
+
+
+def _names(variants) -> str:
+    """'float16 · naive, bfloat16 · max-subtracted' (or 'none')."""
+    return ", ".join(f"{v.format} · {TEXT['methods'][v.method]}" for v in variants) or TEXT["nobody"]
+
+
 def _compare(logits: tuple, formats: tuple, loss: str) -> sm.Comparison:
-    return sm.compare(logits, formats, sm.METHODS, loss)
+    key = ("softmax-compare", logits, formats, loss)
+    return results.shared(key, lambda: sm.compare(logits, formats, sm.METHODS, loss), sm.LIMITS.is_heavy(len(logits)))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _sweep(logits: tuple, formats: tuple) -> sm.Sweep:
-    return sm.sweep(logits, formats=formats)
+def _sweep(logits: tuple, formats: tuple) -> softmax_scale.Sweep:
+    key = ("softmax-sweep", logits, formats)
+    return results.shared(key, lambda: softmax_scale.sweep(logits, formats=formats), sm.LIMITS.is_heavy(len(logits)))
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def _exp_curves(formats: tuple) -> tuple:
-    return sm.exp_curves(formats)
-
-
-FIG = {**TEXT["fig"], "methods": TEXT["methods"]}
-
-
-def _names(items: list[str]) -> str:
-    return ", ".join(items) or TEXT["nobody"]
-
-
-def _broken(m: sm.RowMetrics) -> bool:
-    return m.nan + m.inf > 0
+def _trace_row() -> tuple[float, ...] | None:
+    """A score row of the sidebar's traced attention run (head/row from the widgets), or None after saying why."""
+    result = results.attention_trace(run_config())
+    if result is None:
+        return None
+    try:
+        heads, rows, _ = sm.score_sample_shape(result.trace)
+    except ConfigError:
+        st.info(TEXT["no_scores"])
+        return None
+    if s.trace_row == -1:
+        s.trace_row = rows - 1
+    for key, n in (("trace_head", heads), ("trace_row", rows)):
+        if not 0 <= s[key] < n:
+            used = min(max(s[key], 0), n - 1)
+            st.warning(TEXT["bad_trace"].format(field=key, value=text.echo(s[key]), limit=f"0 … {n - 1}", used=used))
+            s[key] = used
+    c1, c2 = st.columns(2)
+    c1.number_input(TEXT["trace_head"], 0, heads - 1, key="trace_head")
+    c2.number_input(TEXT["trace_row"], 0, rows - 1, key="trace_row")
+    row = sm.score_row(result.trace, s.trace_head, s.trace_row)
+    masked = sum(v == -math.inf for v in row.values)
+    caption = TEXT["trace_caption"].format(
+        head=row.head, row=row.row, dtype=row.dtype, n=len(row.values), masked=masked
+    )
+    if row.full_length > len(row.values):
+        caption += TEXT["trace_cropped"].format(n=len(row.values), full=row.full_length)
+    st.caption(caption)
+    return row.values
 
 
 page_header(TEXT)
 s = st.session_state
-if "src" not in s and "src" not in st.query_params and "logits" in st.query_params:
-    s.src = "list"  # a link that carries logits means them, whatever the default source
+if "source" not in s and not {"source", "src"} & set(st.query_params) and "logits" in st.query_params:
+    s.source = "list"  # a link that carries logits means them, whatever the default source
 seed_from_url(PARAMS)
 show_warnings()
 
 # ── where the logits come from ──────────────────────────────────────────────────────────────────────────────
-st.segmented_control(TEXT["source"], SOURCES, key="src", format_func=TEXT["sources"].get, required=True)
 logits = sm.scenario_logits("large")  # also the fallback when the chosen source gives no usable row
-if s.src == "list":
-    st.text_input(TEXT["logits"], key="logits")
-    try:
-        logits = sm.parse_logits(s.logits)
-    except ConfigError as e:
-        logits = CLOSE
-        st.warning(
-            TEXT["bad_logits"].format(
-                raw=s.logits[:60], field=e.field, value=e.value, reason=e.reason, used=DEFAULT_LIST
-            )
-        )
-elif s.src == "generator":
-    c1, c2, c3, c4, c5 = st.columns(5)
-    c1.number_input(TEXT["gen_n"], 1, sm.LIMITS.max_len, key="gen_n")
-    c2.slider(TEXT["gen_spread"], 0.0, 20.0, step=0.1, key="gen_spread")
-    c3.slider(TEXT["gen_peak"], 0.0, 100.0, step=0.5, key="gen_peak")
-    c4.slider(TEXT["gen_center"], -50.0, 50.0, step=0.5, key="gen_center")
-    c5.select_slider(TEXT["gen_scale"], SCALES, key="gen_scale", format_func=lambda v: f"{v:g}")
-    gen = sm.LogitGenerator(s.gen_n, s.gen_spread, s.gen_peak, s.gen_scale, s.gen_center)
-    try:
-        logits = gen.logits()
-    except ConfigError as e:
-        st.warning(TEXT["bad_generator"].format(field=e.field, value=e.value, reason=e.reason))
-else:
-    st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
-    if not sm.scenario(s.preset).from_trace:
-        logits = sm.scenario_logits(s.preset)
-    elif (result := results.attention_trace(run_config())) is not None:
+with guarded("softmax logits"):
+    st.segmented_control(TEXT["source"], SOURCES, key="source", format_func=TEXT["sources"].get, required=True)
+    if s.source == "list":
+        st.text_input(TEXT["logits"], key="logits", max_chars=20_000)
         try:
-            heads, rows, _ = sm.score_sample_shape(result.trace)
-        except ConfigError:
-            st.info(TEXT["no_scores"])
-        else:
-            if s.trace_row == -1:
-                s.trace_row = rows - 1
-            for key, n in (("trace_head", heads), ("trace_row", rows)):
-                if not 0 <= s[key] < n:
-                    used = min(max(s[key], 0), n - 1)
-                    limit = f"0 … {n - 1}"
-                    st.warning(TEXT["bad_trace"].format(field=key, value=s[key], limit=limit, used=used))
-                    s[key] = used
-            c1, c2 = st.columns(2)
-            c1.number_input(TEXT["trace_head"], 0, heads - 1, key="trace_head")
-            c2.number_input(TEXT["trace_row"], 0, rows - 1, key="trace_row")
-            row = sm.score_row(result.trace, s.trace_head, s.trace_row)
-            logits = row.values
-            masked = sum(v == -math.inf for v in logits)
-            caption = TEXT["trace_caption"].format(
-                head=row.head, row=row.row, dtype=row.dtype, n=len(logits), masked=masked
-            )
-            if row.full_length > len(logits):
-                caption += TEXT["trace_cropped"].format(n=len(logits), full=row.full_length)
-            st.caption(caption)
+            logits = sm.parse_logits(s.logits)
+        except ConfigError as e:
+            logits = CLOSE
+            raw, value, used = text.echo(s.logits), text.echo(e.value), text.echo(DEFAULT_LIST)
+            st.warning(TEXT["bad_logits"].format(raw=raw, field=e.field, value=value, reason=e.reason, used=used))
+    elif s.source == "generator":
+        c1, c2, c3, c4, c5 = st.columns(5)
+        c1.number_input(TEXT["gen_n"], 1, sm.LIMITS.max_len, key="gen_length")
+        c2.slider(TEXT["gen_spread"], 0.0, 20.0, step=0.1, key="gen_spread")
+        c3.slider(TEXT["gen_peak"], 0.0, 100.0, step=0.5, key="gen_peak")
+        c4.slider(TEXT["gen_center"], -50.0, 50.0, step=0.5, key="gen_center")
+        c5.select_slider(TEXT["gen_scale"], SCALES, key="gen_scale", format_func=lambda v: f"{v:g}")
+        gen = sm.LogitGenerator(s.gen_length, s.gen_spread, s.gen_peak, s.gen_scale, s.gen_center)
+        try:
+            logits = gen.logits()
+        except ConfigError as e:
+            st.warning(TEXT["bad_generator"].format(field=e.field, value=text.echo(e.value), reason=e.reason))
+    else:
+        st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
+        if not sm.scenario(s.preset).from_trace:
+            logits = sm.scenario_logits(s.preset)
+        elif (row := _trace_row()) is not None:
+            logits = row
 
 c1, c2 = st.columns([3, 2])
 c1.segmented_control(TEXT["formats"], sm.FORMAT_NAMES, key="formats", selection_mode="multi")
@@ -167,177 +183,200 @@ c2.segmented_control(TEXT["loss"], sm.LOSSES, key="loss", format_func=TEXT["loss
 formats = tuple(f for f in sm.FORMAT_NAMES if f in (s.formats or DEFAULT_FORMATS))
 finite = [v for v in logits if math.isfinite(v)]
 st.caption(TEXT["row_summary"].format(n=len(logits), max=max(finite), min=min(finite)))
-
-with st.spinner(TEXT["spinner"]):
-    comparison = _compare(tuple(logits), formats, s.loss)
+logits = tuple(logits)
 
 # ── probabilities, side by side ─────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["bars"])
-for fmt in formats:
-    badges = []
-    for v in (v for v in comparison.variants if v.format == fmt):
-        m = v.metrics
-        marks = [f":red-badge[{TEXT['badge_nan'].format(n=m.nan)}]"] if m.nan else []
-        marks += [f":red-badge[{TEXT['badge_inf'].format(n=m.inf)}]"] if m.inf else []
-        marks += [f":orange-badge[{TEXT['badge_zero'].format(n=m.underflow)}]"] if m.underflow else []
-        marks += [f":violet-badge[{TEXT['badge_argmax']}]"] if m.argmax_changed else []
-        marks = marks or [f":green-badge[{TEXT['badge_ok']}]"]
-        badges.append(f"**{TEXT['methods'][v.method]}** {' '.join(marks)}")
-    st.markdown(f"{dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
-st.toggle(TEXT["bars_log"], key="bars_log")
-st.plotly_chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG), width="stretch")
-if len(logits) > MAX_BARS:
-    st.caption(TEXT["bars_cropped"].format(k=MAX_BARS, n=len(logits)))
-variants = comparison.variants
-bad = [f"{v.format} · {v.method}" for v in variants if _broken(v.metrics)]
-zeroed = [f"{v.format} · {v.method} ({v.metrics.underflow})" for v in variants if v.metrics.underflow]
-moved = [f"{v.format} · {v.method}" for v in variants if v.metrics.argmax_changed]
-notes = [TEXT["bars_bad"].format(which=_names(bad)) if bad else TEXT["bars_none_bad"]]
-notes += [TEXT["bars_zero"].format(which=_names(zeroed))] if zeroed else []
-notes += [TEXT["bars_argmax"].format(which=_names(moved))] if moved else []
-for fmt in formats:
-    naive, stable = comparison.variant(fmt, "naive").metrics, comparison.variant(fmt, "stable").metrics
-    if _broken(naive) and not _broken(stable):
-        notes.append(TEXT["bars_fixed"].format(fmt=fmt, err=stable.sum_error))
-st.markdown(" ".join(notes))
-
-st.subheader(TEXT["metrics"])
-cols = TEXT["cols"]
-table = pd.DataFrame(
-    [
-        {
-            cols["format"]: v.format,
-            cols["method"]: v.method,
-            cols["output"]: v.output_dtype,
-            cols["nan"]: v.metrics.nan,
-            cols["inf"]: v.metrics.inf,
-            cols["zero"]: v.metrics.underflow,
-            cols["sum"]: v.metrics.sum_error,
-            cols["abs"]: v.metrics.max_abs_error,
-            cols["rel"]: v.metrics.max_rel_error,
-            cols["kl"]: v.metrics.kl,
-            cols["argmax"]: v.metrics.argmax_changed,
-            cols["order"]: v.metrics.order_lost,
-            cols["grad_rel"]: v.grad.max_rel_error,
-            cols["grad_bad"]: v.grad.nan + v.grad.inf,
-            cols["grad_zero"]: v.grad.underflow,
-        }
-        for v in comparison.variants
+comparison = None
+with guarded("softmax probabilities"):
+    with st.spinner(TEXT["spinner"]):
+        comparison = _compare(logits, formats, s.loss)
+    st.subheader(TEXT["bars"])
+    for fmt in formats:
+        badges = []
+        for v in (v for v in comparison.variants if v.format == fmt):
+            m = v.metrics
+            marks = [f":red-badge[{TEXT['badge_nan'].format(n=m.nan)}]"] if m.nan else []
+            marks += [f":red-badge[{TEXT['badge_inf'].format(n=m.inf)}]"] if m.inf else []
+            marks += [f":orange-badge[{TEXT['badge_zero'].format(n=m.underflow)}]"] if m.underflow else []
+            marks += [f":violet-badge[{TEXT['badge_argmax']}]"] if m.argmax_changed else []
+            marks = marks or [f":green-badge[{TEXT['badge_ok']}]"]
+            badges.append(f"**{TEXT['methods'][v.method]}** {' '.join(marks)}")
+        st.markdown(f"{dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
+    st.toggle(TEXT["bars_log"], key="bars_log")
+    st.plotly_chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG), width="stretch")
+    if len(logits) > MAX_BARS:
+        st.caption(TEXT["bars_cropped"].format(k=MAX_BARS, n=len(logits)))
+    summary = comparison.summary()
+    notes = [TEXT["bars_bad"].format(which=_names(summary.broken)) if summary.broken else TEXT["bars_none_bad"]]
+    if summary.flushed:
+        which = ", ".join(f"{_names([v])} ({v.metrics.underflow})" for v in summary.flushed)
+        notes.append(TEXT["bars_zero"].format(which=which))
+    if summary.argmax_moved:
+        notes.append(TEXT["bars_argmax"].format(which=_names(summary.argmax_moved)))
+    notes += [
+        TEXT["bars_fixed"].format(fmt=v.format, err=v.metrics.sum_error) for v in summary.rescued_by_max_subtraction
     ]
-)
-for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
-    table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
-st.dataframe(table, hide_index=True)
-st.caption(TEXT["metrics_note"])
+    st.markdown(" ".join(notes))
+
+    st.subheader(TEXT["errors"])
+    st.plotly_chart(softmax_fig.softmax_errors(comparison, MAX_ERROR_POINTS, labels=FIG), width="stretch")
+    positive = sum(p > 0 for p in comparison.reference)
+    cropped = TEXT["errors_cropped"].format(k=MAX_ERROR_POINTS, n=positive) if positive > MAX_ERROR_POINTS else ""
+    st.caption(TEXT["errors_caption"] + cropped)
+
+    st.subheader(TEXT["metrics"])
+    cols = TEXT["cols"]
+    table = pd.DataFrame(
+        [
+            {
+                cols["format"]: v.format,
+                cols["method"]: TEXT["methods"][v.method],
+                cols["output"]: v.output_dtype,
+                **_metric_cells(v.metrics, cols, ("nan", "inf", "zero", "sum", "abs", "rel", "kl", "argmax", "order")),
+                cols["grad_rel"]: v.grad.max_rel_error,
+                cols["grad_bad"]: v.grad.nan + v.grad.inf,
+                cols["grad_zero"]: v.grad.underflow,
+            }
+            for v in comparison.variants
+        ]
+    )
+    for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
+        table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
+    st.dataframe(table, hide_index=True)
+    st.caption(TEXT["metrics_note"])
 
 # ── the sweep ───────────────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["sweep"])
-st.segmented_control(TEXT["metric"], METRICS, key="metric", format_func=TEXT["metrics_choice"].get, required=True)
-if max(abs(v) for v in finite) > 0:  # an all-zero row has no scale to sweep
-    with st.spinner(TEXT["sweep_spinner"].format(n=len(sm.sweep_scales()))):
-        sweep = _sweep(tuple(logits), formats)
-    lo, hi = sweep.scales[0], sweep.scales[-1]
-    st.caption(TEXT["sweep_intro"].format(lo=lo, hi=hi))
-    st.plotly_chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG), width="stretch")
-    lines = []
-    for fmt in formats:
-        naive = next(c for c in sweep.curves if c.format == fmt and c.method == "naive")
-        stable = next(c for c in sweep.curves if c.format == fmt and c.method == "stable")
-        compute = comparison.variant(fmt, "naive").compute_dtype
-        t = sweep.overflow_scale.get(compute)
-        first = f"{naive.first_nonfinite:.3g}" if naive.first_nonfinite else TEXT["sweep_never"].format(hi=hi)
-        line = TEXT["sweep_naive"].format(fmt=fmt, x=first, marker=TEXT["sweep_marker"].format(t=t) if t else "")
-        stable_first = f"{stable.first_nonfinite:.3g}" if stable.first_nonfinite else TEXT["sweep_never"].format(hi=hi)
-        if stable.first_underflow:
-            line += TEXT["sweep_stable"].format(stable=stable_first, under=f"{stable.first_underflow:.3g}")
-        else:
-            line += TEXT["sweep_stable_no_zero"].format(stable=stable_first, hi=hi)
-        lines.append(f"- {line}.")
-    st.markdown("\n".join(lines))
+with guarded("softmax sweep"):
+    st.subheader(TEXT["sweep"])
+    st.segmented_control(TEXT["metric"], METRICS, key="metric", format_func=TEXT["metrics_choice"].get, required=True)
+    if max(abs(v) for v in finite) > 0:  # an all-zero row has no scale to sweep
+        with st.spinner(TEXT["sweep_spinner"].format(n=len(softmax_scale.sweep_scales()))):
+            sweep = _sweep(logits, formats)
+        hi = sweep.scales[-1]
+        st.caption(TEXT["sweep_intro"].format(lo=sweep.scales[0], hi=hi))
+        st.plotly_chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG), width="stretch")
+
+        def when(scale: float | None) -> str:
+            return TEXT["sweep_never"].format(hi=hi) if scale is None else TEXT["sweep_at"].format(x=scale)
+
+        lines = []
+        for f in sweep.naive_vs_stable():
+            t = f.exp_overflow_scale
+            line = TEXT["sweep_naive"].format(
+                fmt=f.format, when=when(f.naive_first_nonfinite), marker=TEXT["sweep_marker"].format(t=t) if t else ""
+            )
+            stable = when(f.stable_first_nonfinite)
+            if f.stable_first_underflow is not None:
+                line += TEXT["sweep_stable"].format(when=stable, under=f.stable_first_underflow)
+            else:
+                line += TEXT["sweep_stable_no_zero"].format(when=stable, hi=hi)
+            lines.append(f"- {line}.")
+        st.markdown("\n".join(lines))
 
 # ── exp(x) and each format's ceiling ────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["exp"])
-curves = _exp_curves(formats)
-st.plotly_chart(softmax_fig.softmax_exp(curves, labels=FIG), width="stretch")
-st.markdown(
-    "\n".join(
+with guarded("softmax exp"):
+    st.subheader(TEXT["exp"])
+    curves = results.shared(("softmax-exp", formats), lambda: softmax_scale.exp_curves(formats))
+    st.plotly_chart(softmax_fig.softmax_exp(curves, labels=FIG), width="stretch")
+    notes = [
         "- "
         + TEXT["exp_note"].format(
-            dtype=c.dtype,
-            over=c.thresholds.overflow_from,
-            ln=c.thresholds.log_max,
-            under=c.thresholds.underflow_from,
+            dtype=c.dtype, over=c.thresholds.overflow_from, ln=c.thresholds.log_max, under=c.thresholds.underflow_from
         )
         for c in curves[1:]
-    )
-)
+    ]
+    st.markdown("\n".join(notes))
 
 # ── two close logits ────────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["close"])
-exact = st.column_config.NumberColumn(format="%.10g")
-c1, c2 = st.columns(2)
-c1.number_input(TEXT["pair_a"], -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit, key="pair_a", format="%g")
-c2.number_input(TEXT["pair_b"], -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit, key="pair_b", format="%g")
-pairs = sm.close_logits(s.pair_a, s.pair_b, formats)
-cc = TEXT["close_cols"]
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                cc["format"]: p.format,
-                cc["spacing"]: p.spacing,
-                cc["a"]: p.stored[0],
-                cc["b"]: p.stored[1],
-                cc["distinct"]: p.distinct,
-                cc["pa"]: p.probs[0],
-                cc["pb"]: p.probs[1],
-                cc["ra"]: p.reference[0],
-                cc["rb"]: p.reference[1],
-            }
-            for p in pairs
-        ]
-    ),
-    hide_index=True,
-    column_config={cc[k]: exact for k in ("spacing", "a", "b", "pa", "pb", "ra", "rb")},
-)
-st.markdown(
-    TEXT["close_note"].format(
-        gap=abs(s.pair_b - s.pair_a),
-        kept=_names([f"{p.format} ({p.spacing:.3g})" for p in pairs if p.distinct]),
-        merged=_names([f"{p.format} ({p.spacing:.3g})" for p in pairs if not p.distinct]),
+with guarded("softmax close logits"):
+    st.subheader(TEXT["close"])
+    exact = st.column_config.NumberColumn(format="%.10g")
+    c1, c2 = st.columns(2)
+    c1.number_input(TEXT["pair_a"], -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit, key="pair_a", format="%g")
+    c2.number_input(TEXT["pair_b"], -sm.LIMITS.max_abs_logit, sm.LIMITS.max_abs_logit, key="pair_b", format="%g")
+    pairs = results.shared(
+        ("softmax-close", s.pair_a, s.pair_b, formats), lambda: sm.close_logits(s.pair_a, s.pair_b, formats)
     )
-)
+    cc = TEXT["close_cols"]
+
+    def bin_text(b) -> str:
+        return f"[{b.lo:.10g}, {b.hi:.10g}]"
+
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    cc["format"]: p.format,
+                    cc["spacing"]: p.spacing,
+                    cc["a"]: p.stored[0],
+                    cc["b"]: p.stored[1],
+                    cc["bin_a"]: bin_text(p.bins[0]),
+                    cc["bin_b"]: bin_text(p.bins[1]),
+                    cc["distinct"]: p.distinct,
+                    cc["pa"]: p.probs[0],
+                    cc["pb"]: p.probs[1],
+                    cc["ra"]: p.reference[0],
+                    cc["rb"]: p.reference[1],
+                }
+                for p in pairs
+            ]
+        ),
+        hide_index=True,
+        column_config={cc[k]: exact for k in ("spacing", "a", "b", "pa", "pb", "ra", "rb")},
+    )
+    note = TEXT["close_note"].format(
+        gap=abs(s.pair_b - s.pair_a),
+        kept=", ".join(p.format for p in pairs if p.distinct) or TEXT["nobody"],
+        merged=", ".join(p.format for p in pairs if not p.distinct) or TEXT["nobody"],
+    )
+    example_format = "float16" if "float16" in formats else next((f for f in formats if f != "float32"), formats[0])
+    magnitude = max(abs(s.pair_a), abs(s.pair_b))
+    if (ex := sm.gap_counterexamples(magnitude, example_format)) is not None:
+        note += " " + TEXT["close_example"].format(
+            fmt=ex.format,
+            x=magnitude,
+            ka=ex.kept[0],
+            kb=ex.kept[1],
+            kgap=ex.kept_gap,
+            spacing=ex.spacing,
+            ksa=ex.kept_stored[0],
+            ksb=ex.kept_stored[1],
+            ma=ex.merged[0],
+            mb=ex.merged[1],
+            mgap=ex.merged_gap,
+            ms=ex.merged_stored,
+        )
+    st.markdown(note)
 
 # ── 8-bit probabilities ─────────────────────────────────────────────────────────────────────────────────────
-st.subheader(TEXT["quant"])
-linear, log2 = sm.quantize_probs(comparison.reference)
-qc = TEXT["quant_cols"]
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                qc["scheme"]: q.scheme,
-                qc["smallest"]: q.smallest_nonzero,
-                qc["abs"]: q.metrics.max_abs_error,
-                qc["rel"]: q.metrics.max_rel_error,
-                qc["zero"]: q.metrics.underflow,
-                qc["kl"]: q.metrics.kl,
-            }
-            for q in (linear, log2)
-        ]
-    ),
-    hide_index=True,
-    column_config={qc[k]: st.column_config.NumberColumn(format="%.3e") for k in ("smallest", "abs", "rel")},
-)
-st.markdown(
-    TEXT["quant_note"].format(
-        lin_step=linear.step,
-        lin_zero=linear.metrics.underflow,
-        log_step=log2.step,
-        floor=log2.smallest_nonzero,
-        log_zero=log2.metrics.underflow,
-        log_abs=log2.metrics.max_abs_error,
-        lin_abs=linear.metrics.max_abs_error,
-    )
-)
+if comparison is not None:
+    with guarded("softmax 8-bit"):
+        st.subheader(TEXT["quant"])
+        linear, log2 = sm.quantize_probs(comparison.reference)
+        qc = TEXT["quant_cols"]
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        qc["scheme"]: TEXT["schemes"][q.scheme],
+                        qc["smallest"]: q.smallest_nonzero,
+                        **_metric_cells(q.metrics, qc, ("abs", "rel", "zero", "kl")),
+                    }
+                    for q in (linear, log2)
+                ]
+            ),
+            hide_index=True,
+            column_config={qc[k]: st.column_config.NumberColumn(format="%.3e") for k in ("smallest", "abs", "rel")},
+        )
+        st.markdown(
+            TEXT["quant_note"].format(
+                lin_step=linear.step,
+                lin_zero=linear.metrics.underflow,
+                log_step=log2.step,
+                floor=log2.smallest_nonzero,
+                log_zero=log2.metrics.underflow,
+                log_abs=log2.metrics.max_abs_error,
+                lin_abs=linear.metrics.max_abs_error,
+            )
+        )
 write_url(PARAMS)

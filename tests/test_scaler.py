@@ -1,4 +1,4 @@
-"""GradScaler engine: real torch.amp.GradScaler behaviour, measured step by step (issue 6)."""
+"""GradScaler engine: real torch.amp.GradScaler behaviour, measured step by step."""
 
 import contextlib
 import io
@@ -162,6 +162,18 @@ def test_scaling_moves_gradient_exponents_by_log2_of_the_scale():
     assert below_scaled < below
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_the_underflow_point_shown_rounds_to_zero_and_the_next_float32_up_does_not(dtype):
+    """The page says "at or below {underflow_at} a value rounds to 0": both halves, for float32 gradients."""
+    fmt = scaler.format_range(dtype)
+    low = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    at = torch.tensor([fmt.underflow_at], dtype=torch.float32)
+    above = torch.nextafter(at, torch.tensor([math.inf]))
+    assert at.item() == fmt.underflow_at  # exactly representable: half the smallest subnormal
+    assert at.to(low).item() == 0.0
+    assert above.to(low).item() == fmt.smallest_subnormal
+
+
 def test_clipping_unscales_first_and_accumulation_runs():
     records = scaler.run(small(steps=4, clip=0.1, accum=2, inject_inf=(2,))).steps
     clean = [r for r in records if not r.injected]
@@ -234,8 +246,10 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
 
 # ── recipes and memory ──────────────────────────────────────────────────────────────────────────────────────
 def test_recipes_compare_on_the_same_data():
-    results = scaler.compare_recipes(small(steps=5))
+    started = []
+    results = scaler.compare_recipes(small(steps=5), on_start=lambda i, name: started.append((i, name)))
     assert [r.recipe for r in results] == list(scaler.RECIPES)
+    assert started == list(enumerate(scaler.RECIPES))
     by = {r.recipe: r for r in results}
     assert by["fp16+scaler"].scaler and not by["fp16"].scaler
     assert by["fp32"].skipped_steps == by["bf16"].skipped_steps == ()

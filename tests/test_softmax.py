@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mpviz import formats
 from mpviz import softmax as sm
 from mpviz.attention import trace_attention
+from mpviz.float_edges import exp_thresholds, spacing
 from mpviz.model import AttentionConfig, ConfigError
 from tests.cli import CliResult, run_cli
 
@@ -49,31 +50,10 @@ def test_upcast_rescues_fp16_and_bf16_never_overflows_at_12():
     assert c.variant("fp16", "naive").grad.nan > 0  # the backward through the broken forward is nan too
 
 
-# ── thresholds measured by the engine vs brute force ────────────────────────────────────────────────────────
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_exp_thresholds_match_a_scan_of_every_16_bit_input(dtype):
-    x = _all_values(dtype)  # (65536,)
-    finite = torch.isfinite(x)
-    e = torch.exp(x)
-    t = sm.exp_thresholds(dtype)
-    assert t.overflow_from == x[finite & torch.isinf(e)].double().min().item()
-    assert t.largest_finite_input == x[finite & torch.isfinite(e)].double().max().item()
-    assert t.underflow_from == x[finite & (e == 0)].double().max().item()
-    assert t.smallest_nonzero_input == x[finite & (e > 0)].double().min().item()
-    assert t.largest_finite_input < t.log_max < t.overflow_from  # ln(max) lies between two stored inputs
-
-
-def test_fp32_threshold_is_the_first_input_whose_exp_is_inf():
-    t = sm.exp_thresholds(torch.float32)
-    below = torch.nextafter(torch.tensor(t.overflow_from), torch.tensor(0.0))
-    assert math.isinf(torch.exp(torch.tensor(t.overflow_from)).item())
-    assert math.isfinite(torch.exp(below).item()) and below.item() == t.largest_finite_input
-
-
 def test_large_preset_is_scaled_just_past_fp16s_overflow():
     row = sm.scenario_logits("large")
-    assert max(row) >= sm.exp_thresholds(torch.float16).overflow_from
-    assert max(row) / 2 < sm.exp_thresholds(torch.float16).overflow_from  # one doubling fewer would not
+    assert max(row) >= exp_thresholds(torch.float16).overflow_from
+    assert max(row) / 2 < exp_thresholds(torch.float16).overflow_from  # one doubling fewer would not
     assert sm.compare(row, formats=("fp16",), methods=("naive",)).variants[0].metrics.nan > 0
 
 
@@ -84,40 +64,35 @@ def test_close_preset_10_and_10_01_kept_by_fp32_fp16_merged_by_bf16_e4m3():
     assert result["float32"].distinct and result["float16"].distinct
     assert not result["bfloat16"].distinct and not result["float8_e4m3fn"].distinct
     for c in result.values():
-        assert c.distinct == (b - a >= c.spacing)  # here the gap decides, the straddle case does not arise
+        assert c.distinct == (c.bins[0] != c.bins[1]) == (c.bins[0].hi < b)
     bf = result["bfloat16"]
     assert bf.probs[0] == bf.probs[1] == 0.5 and bf.reference[1] > bf.reference[0]
     assert result["float16"].stored[1] - result["float16"].stored[0] == result["float16"].spacing
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("x", [0.75, 1.0, 3.0, 10.0, 10.01, 100.0, 1000.0])
-def test_spacing_is_eps_times_the_binade_for_normal_numbers(dtype, x):
-    binade = 2.0 ** math.floor(math.log2(torch.tensor(x, dtype=torch.float64).to(dtype).item()))
-    assert sm.spacing(dtype, x) == torch.finfo(dtype).eps * binade
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.sampled_from(["fp32", "fp16", "bf16", "e4m3"]),
-    st.floats(0.5, 200.0),
-    st.floats(0.0, 4.0),
-)
-def test_gap_vs_spacing_decides_whether_two_logits_merge(fmt, a, k):
-    f = sm.parse_format(fmt)
-    a = torch.tensor(a, dtype=torch.float64).to(f.storage).double().item()  # a value the format holds
-    # b as a float32 value, like a real model's logit: torch casts float64 → float16/bfloat16 *through*
-    # float32, so a float64 b within a float32 ulp below a rounding midpoint can round twice, upward.
-    b = torch.tensor(a + k * sm.spacing(f.storage, a), dtype=torch.float64).float().double().item()
-    gap = b - a
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(["fp32", "fp16", "bf16", "e4m3"]), st.floats(-300.0, 300.0), st.floats(-300.0, 300.0))
+def test_two_logits_merge_exactly_when_they_share_a_rounding_bin(fmt, a, b):
     (c,) = sm.close_logits(a, b, (fmt,))
-    if gap >= c.spacing:  # ≥ the step at b, so ≥ the step above a: b rounds to a's successor or beyond
-        assert c.distinct
-    if gap < sm.spacing(f.storage, a) / 2:  # less than half a step above a stored value rounds back to it
-        assert not c.distinct
+    assert c.distinct == (c.stored[0] != c.stored[1]) == (c.bins[0] != c.bins[1])
+    assert all(bin_.lo <= v <= bin_.hi for bin_, v in zip(c.bins, (a, b), strict=True))
 
 
-# ── scenarios, sweep, metrics, quantisation ─────────────────────────────────────────────────────────────────
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["fp32", "fp16", "bf16", "e4m3"]), st.floats(0.0, 1000.0))
+def test_gap_counterexamples_are_what_they_claim(fmt, x):
+    ex = sm.gap_counterexamples(x, fmt)
+    if ex is None:  # only where the format's values run out (inf or saturation)
+        assert not math.isfinite(sm.close_logits(x, x, (fmt,))[0].bins[0].hi)
+        return
+    f = sm.parse_format(fmt)
+    assert ex.kept_gap < ex.spacing and ex.kept_stored[0] != ex.kept_stored[1]
+    assert ex.merged_gap == spacing(f.storage, ex.merged_stored)  # a full spacing apart ...
+    (merged,) = sm.close_logits(*ex.merged, (fmt,))
+    assert not merged.distinct and merged.stored[0] == ex.merged_stored  # ... and one value
+
+
+# ── scenarios, metrics, quantisation ─────────────────────────────────────────────────────────────────
 def test_every_preset_gives_a_usable_row_and_compares():
     for s in sm.SCENARIOS:
         if s.from_trace:
@@ -143,20 +118,30 @@ def test_close_logits_swap_the_argmax_in_bf16():
     assert bf16.argmax_changed and bf16.order_lost == 1
 
 
-def test_sweep_fails_naive_fp16_at_its_threshold_and_never_fails_stable():
-    row = [1.0, 0.5, -1.0, 0.25]
-    sw = sm.sweep(row, formats=("fp32", "fp16", "bf16"))
-    t16 = sw.overflow_scale["float16"]
-    assert t16 == sm.exp_thresholds(torch.float16).overflow_from  # max logit = largest |logit| here
-    naive16 = next(c for c in sw.curves if c.format == "float16" and c.method == "naive")
-    for x, bad in zip(sw.scales, naive16.nonfinite, strict=True):
-        if x >= t16:
-            assert bad
-        if x * (1 + math.log(len(row)) / x) < t16:  # n·exp(x) still below the max: nothing can overflow
-            assert not bad
-    assert all(c.first_nonfinite is None for c in sw.curves if c.method != "naive")
-    stable16 = next(c for c in sw.curves if c.format == "float16" and c.method == "stable")
-    assert stable16.first_underflow is not None and stable16.first_underflow < t16
+@settings(max_examples=40, deadline=None)
+@given(rows, st.sampled_from(["fp32", "fp16", "bf16", "e4m3"]))
+def test_kl_is_never_negative_and_zero_only_for_an_exact_output(row, fmt):
+    """KL(ref‖p/Σp) as a sum of non-negative terms: rounding noise can no longer show as a negative divergence."""
+    for v in sm.compare(row, formats=(fmt,)).variants:
+        kl = v.metrics.kl
+        assert math.isnan(kl) == (v.metrics.nan + v.metrics.inf > 0)
+        assert math.isnan(kl) or kl >= 0.0
+
+
+def test_large_preset_float32_kl_is_rounding_sized_and_positive():
+    c = sm.compare(sm.scenario_logits("large"), formats=("fp32",))
+    assert all(0.0 <= v.metrics.kl < 1e-12 for v in c.variants)  # it used to read -3.48e-08
+
+
+def test_summary_names_broken_flushed_reordered_and_rescued_variants():
+    c = sm.compare(sm.scenario_logits("large"), formats=("fp32", "fp16", "bf16"))
+    summary = c.summary()
+    assert [(v.format, v.method) for v in summary.broken] == [("float16", "naive")]
+    assert [(v.format, v.method) for v in summary.rescued_by_max_subtraction] == [("float16", "stable")]
+    assert {(v.format, v.method) for v in summary.flushed} == {
+        (v.format, v.method) for v in c.variants if v.metrics.underflow
+    } and ("float16", "stable") in {(v.format, v.method) for v in summary.flushed}
+    assert all(v.metrics.argmax_changed for v in summary.argmax_moved)
 
 
 def test_metrics_count_underflow_only_where_float64_is_positive():

@@ -6,11 +6,12 @@ import math
 
 import plotly.graph_objects as go
 
+from view.figures.softmax import value_log_axis
 from view.figures.style import autocast_color, dtype_color, figure
 
 # Zones of a format's range on the exponent axis (histogram backgrounds).
 SCALER_ZONE_COLORS = {"underflow": "#bbbbbb", "subnormal": "#f2c14e", "overflow": "#e76f51"}
-# Autocast choice → the dtype whose colour draws it.
+ZERO_AXIS_FLOOR = 1e-4  # lost-to-zero axis spans at least 0 … 0.01 %, so a run that lost nothing shows a flat 0
 
 
 def _finite_or_none(values) -> list:
@@ -53,7 +54,7 @@ def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, m
             line_shape="hv",
             name=lab["scale_line"],
             line=dict(color=dtype_color("float16"), width=3),
-            hovertemplate="step %{x}: %{y:g}<extra></extra>",
+            hovertemplate=f"{lab['step']} %{{x}}: %{{y:g}}<extra></extra>",
         )
     )
     marks = (
@@ -85,7 +86,7 @@ def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, m
                     mode="markers",
                     name=lab[key],
                     marker=dict(symbol=symbol, size=13, color=color),
-                    hovertemplate=f"{lab[key]} · step %{{x}}<extra></extra>",
+                    hovertemplate=f"{lab[key]} · {lab['step']} %{{x}}<extra></extra>",
                 )
             )
     events = [r for r in steps if r.scale_change in ("grow", "backoff")]
@@ -130,7 +131,7 @@ def training_loss_figure(steps, *, labels: dict, total_steps: int | None = None)
                 marker=dict(symbol="x", size=11, color="#111111"),
             )
         )
-    fig.update_yaxes(title=lab["loss"], type="log")
+    fig.update_yaxes(title=lab["loss"], **value_log_axis([r.loss for r in steps]))
     fig.update_xaxes(**_step_axis(lab["step"], total_steps))
     return fig
 
@@ -158,7 +159,9 @@ def zero_fraction_figure(steps, *, labels: dict, dtype: str = "float16", total_s
             line=dict(color=dtype_color(dtype), width=3),
         )
     )
-    fig.update_yaxes(title=lab["zero"], tickformat=".2~%", rangemode="tozero")
+    top = max((v for r in steps for v in (r.zero_grad_fraction, r.zero_grad_fraction_unscaled)), default=0.0)
+    # Percent with 3 significant digits: fractions are tiny (0.005 %), and fixed decimals print every tick as 0 %.
+    fig.update_yaxes(title=lab["zero"], tickformat=".3~p", range=[0, max(top, ZERO_AXIS_FLOOR) * 1.1])
     fig.update_xaxes(**_step_axis(lab["step"], total_steps))
     return fig
 
@@ -168,10 +171,12 @@ def scaled_gradient_histogram_figure(record, fmt, *, labels: dict) -> go.Figure:
 
     `record` is a `StepRecord`, `fmt` a `mpviz.stats.FormatRange` (the autocast dtype's). A bar for exponent e
     spans [e, e+1) — |g| in [2^e, 2^(e+1)) — so the zone edges (log₂ of fmt's underflow point, smallest
-    normal and overflow point) sit exactly where values start to flush, lose bits, or overflow.
+    normal and overflow point) sit exactly where values start to flush, lose bits, or overflow. Zone names sit
+    in two rows of head room above the tallest bar: the flush and overflow names at the axis ends (so neither
+    runs off the plot), the subnormal name one row lower (bfloat16's subnormal zone is too narrow to share one).
     """
     lab = labels
-    fig = figure(height=380, barmode="overlay", bargap=0, legend=dict(orientation="h", y=1.15))
+    fig = figure(height=400, barmode="overlay", bargap=0, legend=dict(orientation="h", y=1.02, yanchor="bottom"))
     series = [(lab["before"], record.grad_exponents, "#888888")]
     if record.grad_exponents_scaled:
         series.append(
@@ -184,22 +189,30 @@ def scaled_gradient_histogram_figure(record, fmt, *, labels: dict) -> go.Figure:
     exps = [e for _, hist, _ in series for e, _ in hist]
     lo = min([*exps, math.floor(math.log2(fmt.underflow_at))]) - 2
     hi = max([*exps, math.ceil(math.log2(fmt.overflow_at))]) + 2
-    edges = {
-        "underflow": (lo, math.log2(fmt.underflow_at)),
-        "subnormal": (math.log2(fmt.underflow_at), math.log2(fmt.smallest_normal)),
-        "overflow": (math.log2(fmt.overflow_at), hi),
+    edges = {  # zone → (x0, x1, label anchor x, side the label grows to, label row from the top)
+        "underflow": (lo, math.log2(fmt.underflow_at), lo, "left", 0),
+        "subnormal": (
+            math.log2(fmt.underflow_at),
+            math.log2(fmt.smallest_normal),
+            math.log2(fmt.underflow_at),
+            "left",
+            1,
+        ),
+        "overflow": (math.log2(fmt.overflow_at), hi, hi, "right", 0),
     }
-    for zone, (x0, x1) in edges.items():
-        fig.add_vrect(
-            x0=x0,
-            x1=x1,
-            fillcolor=SCALER_ZONE_COLORS[zone],
-            opacity=0.35,
-            line_width=0,
-            layer="below",
-            annotation_text=lab[zone].format(dtype=fmt.dtype),
-            annotation_position="top left",
-            annotation_font_size=12,
+    tallest = max((c for _, hist, _ in series for _, c in hist), default=1)
+    top = tallest * 1.4  # head room for the two rows of zone names
+    for zone, (x0, x1, x, side, row) in edges.items():
+        fig.add_vrect(x0=x0, x1=x1, fillcolor=SCALER_ZONE_COLORS[zone], opacity=0.35, line_width=0, layer="below")
+        fig.add_annotation(
+            x=x,
+            y=top,
+            yanchor="top",
+            yshift=-20 * row,
+            xanchor=side,
+            text=lab[zone].format(dtype=fmt.dtype),
+            showarrow=False,
+            font=dict(size=12, color="#333333"),
         )
     for name, hist, color in series:
         fig.add_trace(
@@ -215,26 +228,73 @@ def scaled_gradient_histogram_figure(record, fmt, *, labels: dict) -> go.Figure:
             )
         )
     fig.update_xaxes(title=lab["exponent"], range=[lo, hi])
-    fig.update_yaxes(title=lab["count"])
+    fig.update_yaxes(title=lab["count"], range=[0, top])
     return fig
 
 
-def recipes_loss_figure(results, *, labels: dict) -> go.Figure:
-    """Loss curves of `mpviz.scaler.RecipeResult`s on one chart, coloured by autocast dtype (dashed: no scaler
-    where fp16 would want one). `labels` may rename recipes by their key."""
+def recipes_loss_figure(results, *, labels: dict, reference: str = "fp32") -> go.Figure:
+    """Loss curves of `mpviz.scaler.RecipeResult`s, and below them each recipe's loss relative to `reference`'s.
+
+    Coloured by autocast dtype (dashed: fp16 without a scaler). Recipes that train alike draw on top of one
+    another, so the reference is a wide pale band under the others and the lower panel shows what the eye
+    cannot: loss / reference loss − 1 per step. `labels` names recipes by their key.
+    """
     lab = labels
-    fig = figure(height=380, legend=dict(orientation="h", y=1.12))
-    for r in results:
-        dash = "dash" if r.dtype == "fp16" and not r.scaler else "solid"
+    ref = next((r for r in results if r.recipe == reference), None)
+    fig = figure(height=520 if ref else 380, legend=dict(orientation="h", y=1.02, yanchor="bottom"))
+    if ref is not None:
+        fig.set_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.08)
+    where = dict(row=1, col=1) if ref is not None else {}
+    for r in sorted(results, key=lambda r: r.recipe != reference):  # the reference first: drawn underneath
+        base = r is ref
+        name = lab.get(r.recipe, r.recipe)
+        color = autocast_color(r.dtype)
         fig.add_trace(
             go.Scatter(
                 x=list(range(len(r.losses))),
                 y=_finite_or_none(r.losses),
                 mode="lines",
-                name=lab.get(r.recipe, r.recipe),
-                line=dict(color=autocast_color(r.dtype), width=3, dash=dash),
-            )
+                name=name,
+                legendgroup=r.recipe,
+                opacity=0.35 if base else 1.0,
+                line=dict(color=color, width=12 if base else 2.5, dash=_recipe_dash(r)),
+                hovertemplate=f"{name}<br>%{{x}}: %{{y:.5g}}<extra></extra>",
+            ),
+            **where,
         )
-    fig.update_yaxes(title=lab["loss"], type="log")
-    fig.update_xaxes(title=lab["step"])
+        if ref is None or base:
+            continue
+        rel = [
+            b / a - 1 if a and math.isfinite(a) and math.isfinite(b) else None
+            for a, b in zip(ref.losses, r.losses, strict=True)
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(rel))),
+                y=rel,
+                mode="lines",
+                name=name,
+                legendgroup=r.recipe,
+                showlegend=False,
+                line=dict(color=color, width=2.5, dash=_recipe_dash(r)),
+                hovertemplate=f"{name}<br>%{{x}}: %{{y:+.3~p}}<extra></extra>",
+            ),
+            row=2,
+            col=1,
+        )
+    if ref is None:
+        fig.update_yaxes(title=lab["loss"], **value_log_axis([v for r in results for v in r.losses]))
+        fig.update_xaxes(title=lab["step"])
+        return fig
+    fig.add_hline(y=0, line=dict(color=autocast_color(ref.dtype), width=6), opacity=0.35, row=2, col=1)
+    fig.update_yaxes(title=lab["loss"], **value_log_axis([v for r in results for v in r.losses]), row=1, col=1)
+    fig.update_yaxes(
+        title=lab["vs_reference"].format(reference=lab.get(reference, reference)), tickformat=".3~p", row=2, col=1
+    )
+    fig.update_xaxes(title=lab["step"], row=2, col=1)
     return fig
+
+
+def _recipe_dash(r) -> str:
+    """fp16 without a scaler is the recipe that should have one: dashed."""
+    return "dash" if r.dtype == "fp16" and not r.scaler else "solid"
