@@ -268,7 +268,19 @@ class BoundedCache:
         with self._lock:
             return key in self._entries
 
-    def get_or_compute(self, key: Hashable, fn: Callable[[], T], size_of: Callable[[Any], int] = estimate_bytes) -> T:
+    def get_or_compute(
+        self,
+        key: Hashable,
+        fn: Callable[[], T],
+        size_of: Callable[[Any], int] = estimate_bytes,
+        on_wait: Callable[[], None] | None = None,
+    ) -> T:
+        """The cached value of `key`, or `fn()` computed once for every concurrent caller of the same key.
+
+        A caller waiting for another's computation has `on_wait()` called every TICK_S seconds; if it raises (the
+        caller's session has gone), the caller stops waiting and the exception propagates (the computation goes on
+        for the others).
+        """
         while True:
             with self._lock:
                 if key in self._entries:
@@ -282,7 +294,9 @@ class BoundedCache:
                     self._counts["misses"] += 1
             if owner:
                 return self._compute(key, fn, size_of, flight)
-            flight.done.wait()
+            while not flight.done.wait(TICK_S):
+                if on_wait is not None:
+                    on_wait()
             if flight.ok:
                 with self._lock:
                     self._counts["shared"] += 1

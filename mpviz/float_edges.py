@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mpviz.formats import RoundingBin
 from mpviz.stats import dtype_name
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # bit patterns by itemsize
@@ -118,30 +119,15 @@ def _neighbour(value: float, dtype: torch.dtype, step: int) -> float:
     return math.copysign(math.inf, step) if math.isnan(after) else after
 
 
-@dataclass(frozen=True)
-class RoundingBin:
-    """Every float64 value in [lo, hi] is stored as `stored` by torch's cast to `dtype`; nothing outside is.
+def torch_cast_bin(x: float, dtype: torch.dtype) -> RoundingBin:
+    """The bin of float64 values that torch's cast stores as the same `dtype` value as `x` (bisected: exact).
 
-    Two values merge in a format exactly when they fall in the same bin. A bin is about one spacing wide and
-    holds its stored value, but where its edges fall (and whether a midpoint between two stored values belongs
-    to the bin above or the one below: round half to even) is what the cast does, measured. A bin that runs to
-    ±inf is one the cast saturates into (or the bin of inf itself).
+    Every float64 in [lo, hi] is stored as `stored` by the cast, nothing outside is; where the edges fall is what
+    the cast does, measured (it rounds twice, via float32, so an edge can sit off the exact midpoint). A bin that
+    runs to ±inf is one the cast saturates into (or the bin of inf itself).
     """
-
-    dtype: str
-    stored: float
-    lo: float
-    hi: float
-
-    @property
-    def width(self) -> float:
-        return self.hi - self.lo
-
-
-def rounding_bin(x: float, dtype: torch.dtype) -> RoundingBin:
-    """The bin of float64 values that torch's cast stores as the same `dtype` value as `x` (bisected: exact)."""
     if not math.isfinite(x):
-        raise ValueError(f"rounding_bin needs a finite value, not {x!r}")
+        raise ValueError(f"torch_cast_bin needs a finite value, not {x!r}")
     s = _stored(x, dtype)
 
     def edge(outside: float) -> float:

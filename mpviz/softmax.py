@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from mpviz.float_edges import ExpThresholds, RoundingBin, exp_thresholds, rounding_bin, spacing
-from mpviz.formats import ALIASES, SHORT_NAMES, canonical_format_name
+from mpviz.float_edges import ExpThresholds, exp_thresholds, spacing, torch_cast_bin
+from mpviz.formats import ALIASES, SHORT_NAMES, RoundingBin, canonical_format_name
 from mpviz.model import ConfigError
 from mpviz.stats import dtype_name
 from mpviz.trace import Trace
@@ -497,7 +497,7 @@ def close_logits(a: float, b: float, formats: tuple[str, ...] = FORMAT_NAMES) ->
         s0, s1 = x[0].to(torch.float64).tolist()
         p0, p1 = torch.softmax(x, dim=-1)[0].to(torch.float64).tolist()
         gap = spacing(fmt.storage, max(abs(a), abs(b)))
-        bins = (rounding_bin(pair[0], fmt.storage), rounding_bin(pair[1], fmt.storage))
+        bins = (torch_cast_bin(pair[0], fmt.storage), torch_cast_bin(pair[1], fmt.storage))
         out.append(CloseLogits(fmt.name, gap, (s0, s1), s0 != s1, (p0, p1), ref, bins))
     return tuple(out)
 
@@ -530,7 +530,7 @@ def gap_counterexamples(x: float, fmt: str) -> GapCounterexamples | None:
     """Counterexamples near |x| in `fmt`, each checked with torch's own cast; None where the format's values
     run out there (|x| rounds to inf or saturates)."""
     f = parse_format(fmt)
-    here = rounding_bin(abs(x), f.storage)
+    here = torch_cast_bin(abs(x), f.storage)
     step = spacing(f.storage, abs(x))
     if not all(math.isfinite(v) for v in (here.stored, here.lo, here.hi, step)) or step <= 0:
         return None

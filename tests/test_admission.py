@@ -303,3 +303,30 @@ def test_a_stampede_never_exceeds_the_slots():
         t.join(TIMEOUT)
     assert sorted(done) == list(range(24)) and 1 <= inside.peak <= 3
     assert gate.stats().running == gate.stats().waiting == 0
+
+
+def test_a_caller_waiting_for_another_s_computation_hears_ticks_and_can_leave():
+    cache = BoundedCache(max_bytes=10**6)
+    started, release = threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(10)
+        return 7
+
+    owner = threading.Thread(target=lambda: cache.get_or_compute("k", slow))
+    owner.start()
+    started.wait(10)
+    ticks = []
+
+    def leave():
+        ticks.append(1)
+        if len(ticks) == 2:
+            raise RuntimeError("the session has gone")
+
+    with pytest.raises(RuntimeError):
+        cache.get_or_compute("k", lambda: 0, on_wait=leave)
+    assert len(ticks) == 2  # it waited, heard two ticks, then left
+    release.set()
+    owner.join(10)
+    assert cache.get_or_compute("k", lambda: 0) == 7  # the owner's computation went on and was cached

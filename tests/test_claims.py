@@ -14,6 +14,7 @@ import pytest
 
 from mpviz import claims
 from mpviz.__main__ import main
+from mpviz.formats import rounding_bin
 from mpviz.model import ConfigError
 from mpviz.policy import device_policy
 from mpviz.serialize import dumps
@@ -279,9 +280,9 @@ def test_quoted_numbers_are_matched_to_the_format_field_they_really_are():
 
 def test_rounding_bins_decide_merging_not_the_gap():
     # Closer than the spacing yet apart; exactly one spacing apart yet merged (fp16 near 10: spacing 2^-7).
-    a, b = claims.rounding_bin(10.0039, "float16"), claims.rounding_bin(10.0040, "float16")
+    a, b = rounding_bin(10.0039, "float16"), rounding_bin(10.0040, "float16")
     assert a.stored != b.stored and a.hi == b.lo == 10.00390625
-    c, d = claims.rounding_bin(10.01171875, "float16"), claims.rounding_bin(10.01953125, "float16")
+    c, d = rounding_bin(10.01171875, "float16"), rounding_bin(10.01953125, "float16")
     assert c.stored == d.stored == 10.015625 and c == d
     assert (c.lo, c.hi) == (10.01171875, 10.01953125)  # both ends are ties, rounded to the even neighbour
 
@@ -348,7 +349,7 @@ def test_exp_overflows_fp16_past_11_09_and_flushes_e_minus_20_but_not_in_bf16():
     assert math.isinf(fp16.results[0]) and fp16.results[1] == 0.0
     assert math.isfinite(bf16.results[0]) and bf16.results[1] > 0  # e^-20 ≈ 2.06e-9 survives in bf16
     assert fp16.thresholds.overflow_from == 11.09375 and fp16.thresholds.largest_finite_input == 11.0859375
-    assert ev.exact[1] < claims.rounding_bin(2.0**-24, "float16").lo  # below half fp16's smallest subnormal
+    assert ev.exact[1] < rounding_bin(2.0**-24, "float16").lo  # below half fp16's smallest subnormal
     assert [(m.format, m.field) for m in ev.quoted_max.matches] == [("float16", "max")]
 
 

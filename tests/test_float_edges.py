@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpviz.float_edges import exp_thresholds, rounding_bin, spacing
+from mpviz.float_edges import exp_thresholds, spacing, torch_cast_bin
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn]
 
@@ -54,7 +54,7 @@ def test_spacing_is_eps_times_the_binade_for_normal_numbers(dtype, x):
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(DTYPES), st.floats(-300.0, 300.0, allow_nan=False))
 def test_a_bin_is_exactly_the_values_stored_as_its_value(dtype, x):
-    b = rounding_bin(x, dtype)
+    b = torch_cast_bin(x, dtype)
     assert b.lo <= x <= b.hi and b.stored == _stored(x, dtype)
     assert _stored(b.lo, dtype) == _stored(b.hi, dtype) == b.stored  # both ends belong to it ...
     for outside in (math.nextafter(b.lo, -math.inf), math.nextafter(b.hi, math.inf)):  # ... the next float64 not
@@ -65,29 +65,29 @@ def test_a_bin_is_exactly_the_values_stored_as_its_value(dtype, x):
 def test_the_gap_does_not_decide_the_bins_do():
     """fp16 near 10: 10.0039 and 10.0040 (0.0001 apart) stay apart, a full spacing apart merges."""
     fp16 = torch.float16
-    a, b = rounding_bin(10.0039, fp16), rounding_bin(10.0040, fp16)
+    a, b = torch_cast_bin(10.0039, fp16), torch_cast_bin(10.0040, fp16)
     assert (a.stored, b.stored) == (10.0, 10.0078125) and a.hi < 10.0040
-    c, d = rounding_bin(10.01171875, fp16), rounding_bin(10.01953125, fp16)
+    c, d = torch_cast_bin(10.01171875, fp16), torch_cast_bin(10.01953125, fp16)
     assert c == d and c.stored == 10.015625 and spacing(fp16, 10.01) == 10.01953125 - 10.01171875
 
 
 def test_midpoints_round_to_the_even_neighbour_so_even_bins_are_wider():
-    even, odd = rounding_bin(10.0, torch.float16), rounding_bin(10.0078125, torch.float16)
+    even, odd = torch_cast_bin(10.0, torch.float16), torch_cast_bin(10.0078125, torch.float16)
     assert even.lo <= 9.99609375 and even.hi >= 10.00390625  # both midpoints of 10.0 are in its bin
     assert odd.lo > 10.00390625 and odd.hi < 10.01171875  # neither of 10.0078125's is
     assert even.width > spacing(torch.float16, 10.0) > odd.width
 
 
 def test_bins_at_zero_and_past_the_largest_value():
-    zero = rounding_bin(0.0, torch.float16)
+    zero = torch_cast_bin(0.0, torch.float16)
     assert zero.stored == 0.0 and zero.lo == -zero.hi and _stored(zero.hi, torch.float16) == 0.0
     assert zero.hi == pytest.approx(torch.finfo(torch.float16).smallest_normal * 2.0**-11, rel=1e-6)
-    over = rounding_bin(70000.0, torch.float16)
+    over = torch_cast_bin(70000.0, torch.float16)
     assert over.stored == math.inf and over.hi == math.inf and over.lo > torch.finfo(torch.float16).max
-    saturated = rounding_bin(1000.0, torch.float8_e4m3fn)  # torch's cast to e4m3fn saturates instead of inf
+    saturated = torch_cast_bin(1000.0, torch.float8_e4m3fn)  # torch's cast to e4m3fn saturates instead of inf
     assert saturated.stored == 448.0 and saturated.hi == math.inf
 
 
 def test_a_bin_needs_a_finite_value():
     with pytest.raises(ValueError):
-        rounding_bin(math.nan, torch.float16)
+        torch_cast_bin(math.nan, torch.float16)

@@ -12,6 +12,7 @@ from mpviz.admission import default_cache, default_gate
 from mpviz.claims import grad_scaler, speed
 from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
+from tests.browser import APP_IDLE
 from tests.hostile import unsafe_markup
 from view import text
 
@@ -134,16 +135,10 @@ def test_bad_url_params_warn_and_fall_back_to_defaults():
 
 
 @pytest.mark.browser
-def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server):
-    from playwright.sync_api import sync_playwright
-
-    from tests.test_browser import APP_IDLE, _require_chromium
-
+def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server, browser):
     server, _ = streamlit_server
-    exe = _require_chromium()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
         page.goto(f"{server}/claims?topic=formats")
         page.wait_for_selector(APP_IDLE, timeout=180_000)
         page.wait_for_selector("#claim-21", state="attached", timeout=60_000)
@@ -153,4 +148,5 @@ def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server
         page.wait_for_timeout(1000)
         assert 0 <= page.evaluate(outside) < 768  # the card's title is on screen
         assert page.locator("[data-testid='stException']").count() == 0
-        browser.close()
+    finally:
+        page.close()

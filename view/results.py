@@ -48,8 +48,24 @@ def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
 
 
 def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
-    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy."""
-    return default_cache().get_or_compute(key, lambda: admitted(fn, heavy))
+    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy.
+
+    While another session computes the same key, this one says so and waits; if it leaves meanwhile, the next
+    tick's update raises Streamlit's stop here and the wait ends (the computation goes on for the others).
+    """
+    slot = None
+
+    def on_wait() -> None:
+        nonlocal slot
+        if slot is None:
+            slot = st.empty()
+        slot.caption(text.section("common")["waiting_shared"])
+
+    try:
+        return default_cache().get_or_compute(key, lambda: admitted(fn, heavy), on_wait=on_wait)
+    finally:
+        if slot is not None:
+            slot.empty()
 
 
 def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:

@@ -40,11 +40,9 @@ from mpviz.claims.values import (
     ExpEvidence,
     Quoted,
     RangeEvidence,
-    RoundingBin,
     ScorePair,
     StorageEvidence,
     identify_quoted,
-    rounding_bin,
     score_pair,
 )
 from mpviz.claims.verdicts import VERDICTS, Checked, Part, judged, verdict_counts
@@ -79,7 +77,6 @@ __all__ = [
     "PolicyEvidence",
     "Quoted",
     "RangeEvidence",
-    "RoundingBin",
     "ScalerEvidence",
     "ScalerStep",
     "ScorePair",
@@ -95,7 +92,6 @@ __all__ = [
     "judged",
     "measured_device",
     "quartile_verdicts",
-    "rounding_bin",
     "scaler_step",
     "score_pair",
     "select",

@@ -14,7 +14,7 @@ from decimal import Decimal
 import torch
 
 from mpviz.claims.verdicts import Checked, Part, judged
-from mpviz.formats import Encoding, FormatSpec, encode, resolve_format
+from mpviz.formats import Encoding, FormatSpec, RoundingBin, encode, resolve_format, rounding_bin
 from mpviz.model import parse_autocast_dtype
 from mpviz.softmax import CloseLogits, ExpThresholds, close_logits, exp_thresholds
 from mpviz.stats import FormatRange
@@ -56,25 +56,6 @@ def identify_quoted(text: str) -> Quoted:
             if float(f"{exact:.{digits - 1}e}") == value:
                 matches.append(QuotedMatch(name, field, exact))
     return Quoted(text, value, digits, tuple(matches))
-
-
-# ── rounding bins ───────────────────────────────────────────────────────────────────────────────────────────
-@dataclass(frozen=True)
-class RoundingBin:
-    """The stretch of reals that round (to nearest) to one stored value: two inputs merge iff they share one."""
-
-    format: str
-    stored: float
-    lo: float  # midpoint to the next value down: inputs above it round to `stored` (at it: ties to even)
-    hi: float  # midpoint to the next value up
-
-
-def rounding_bin(x: float, fmt: str) -> RoundingBin:
-    """The rounding bin `x` falls in when stored in `fmt` (a finite x inside the format's range)."""
-    e = encode(x, fmt)
-    lo = (e.next_down + e.value) / 2 if e.next_down is not None else e.value
-    hi = (e.value + e.next_up) / 2 if e.next_up is not None else e.value
-    return RoundingBin(e.format, e.value, lo, hi)
 
 
 # ── the range (claim 4) ─────────────────────────────────────────────────────────────────────────────────────

@@ -31,8 +31,10 @@ from mpviz.formats.libraries import (
 from mpviz.formats.neighbours import (
     ZOOM_STEP,
     NumberLine,
+    RoundingBin,
     StochasticRounding,
     number_line,
+    rounding_bin,
     stochastic_rounding,
     zoom_window,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "FormatSpec",
     "LibraryCast",
     "NumberLine",
+    "RoundingBin",
     "StochasticRounding",
     "StorageCensus",
     "all_formats",
@@ -79,6 +82,7 @@ __all__ = [
     "numpy_dtype",
     "resolve_format",
     "round_array",
+    "rounding_bin",
     "stochastic_rounding",
     "storage_census",
     "torch_dtype",

@@ -137,3 +137,32 @@ def stochastic_rounding(
         mean = down.value + float(picks.mean()) * (up.value - down.value)  # no overflowing sum near max
         bias = _to_float(Fraction(near.value) - x) if math.isfinite(near.value) else math.nan
     return StochasticRounding(spec.name, near.input, down.value, up.value, p, expected, near.value, bias, draws, mean)
+
+
+# ── rounding bins ───────────────────────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class RoundingBin:
+    """The stretch of reals stored as one value: two inputs merge in a format exactly when they share a bin.
+
+    `format` names the format (or torch dtype) and `stored` the value every input in [lo, hi] becomes. Which end
+    belongs to the bin (a tie rounds to the even neighbour) follows from the rounding that made it: `rounding_bin`
+    below is exact round-to-nearest (what a float32 → low-precision conversion does);
+    `mpviz.float_edges.torch_cast_bin` measures what torch's cast of a float64 does (it rounds twice, via float32).
+    """
+
+    format: str
+    stored: float
+    lo: float
+    hi: float
+
+    @property
+    def width(self) -> float:
+        return self.hi - self.lo
+
+
+def rounding_bin(x: float, fmt: str) -> RoundingBin:
+    """The exact round-to-nearest bin `x` falls in when stored in `fmt` (a finite x inside the format's range)."""
+    e = encode(x, fmt)
+    lo = (e.next_down + e.value) / 2 if e.next_down is not None else e.value
+    hi = (e.value + e.next_up) / 2 if e.next_up is not None else e.value
+    return RoundingBin(e.format, e.value, lo, hi)

@@ -6,8 +6,7 @@ import math
 
 import plotly.graph_objects as go
 
-from view.figures.softmax import value_log_axis
-from view.figures.style import autocast_color, dtype_color, figure
+from view.figures.style import autocast_color, dtype_color, figure, value_log_axis
 
 # Zones of a format's range on the exponent axis (histogram backgrounds).
 SCALER_ZONE_COLORS = {"underflow": "#bbbbbb", "subnormal": "#f2c14e", "overflow": "#e76f51"}

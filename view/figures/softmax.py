@@ -6,7 +6,7 @@ import math
 
 import plotly.graph_objects as go
 
-from view.figures.style import dtype_color, figure
+from view.figures.style import dtype_color, figure, value_log_axis
 
 # Methods keep their format's colour and differ by bar pattern / line dash / marker.
 SOFTMAX_PATTERNS = {"naive": "/", "stable": "", "torch": ".", "upcast": "x"}
@@ -17,26 +17,6 @@ KEY_COLOR = "#555555"  # legend entries that stand for a method, whatever the fo
 # pushes the plot down instead of running off the top), clear of the tick labels and axis titles below.
 TOP_LEGEND = dict(orientation="h", yref="container", y=1, yanchor="top", x=0, itemclick=False, itemdoubleclick=False)
 LABEL_ROW_PX = 18  # vertical distance between stacked labels
-MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many (also used by the scaler's figures)
-
-
-def value_log_axis(values) -> dict:
-    """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, else one tick every
-    few decades, at most about MAX_LOG_LABELS of them. (Plotly's own labels write the ticks between powers of ten
-    as a bare digit, "5" for 0.5, and crowd them on a short axis until they overprint.)"""
-    positive = [v for v in values if v is not None and 0 < v < math.inf]
-    if not positive:
-        return dict(type="log")
-    lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-    if max(positive) < 10 * min(positive):  # under a decade: 1-2-3-5-7, or a single tick might be all there is
-        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 3, 5, 7)]
-    elif hi - lo <= 3:
-        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
-    else:
-        ticks = [10.0**e for e in range(lo, hi + 1, math.ceil((hi - lo) / MAX_LOG_LABELS))]
-    ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
-    text = [f"{t:g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e") for t in ticks]
-    return dict(type="log", tickvals=ticks, ticktext=text)
 
 
 def _softmax_plottable(values, positive: bool = False) -> list:

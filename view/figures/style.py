@@ -5,6 +5,8 @@ reader sees arrives in a `labels` dict from the page's locale file, so figures h
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from mpviz.model import parse_autocast_dtype
@@ -31,6 +33,7 @@ DTYPE_COLORS: dict[str, str] = {
 FALLBACK_COLOR = "#777777"
 # Bit-field colours for bit layouts: sign, exponent, mantissa.
 FIELD_COLORS = {"sign": "#E15759", "exponent": "#4E79A7", "mantissa": "#59A14F"}
+MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
 LAYOUT = dict(template="plotly_white", font=dict(size=15), margin=dict(l=10, r=10, t=40, b=10))
 
 
@@ -47,3 +50,22 @@ def autocast_color(name: str) -> str:
     """The colour of the dtype an autocast setting ("off" | "fp16" | "bf16" …) computes in; off is float32."""
     dtype = parse_autocast_dtype(name)
     return dtype_color(dtype_name(dtype) if dtype is not None else "float32")
+
+
+def value_log_axis(values) -> dict:
+    """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, else one tick every
+    few decades, at most about MAX_LOG_LABELS of them. (Plotly's own labels write the ticks between powers of ten
+    as a bare digit, "5" for 0.5, and crowd them on a short axis until they overprint.)"""
+    positive = [v for v in values if v is not None and 0 < v < math.inf]
+    if not positive:
+        return dict(type="log")
+    lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+    if max(positive) < 10 * min(positive):  # under a decade: 1-2-3-5-7, or a single tick might be all there is
+        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 3, 5, 7)]
+    elif hi - lo <= 3:
+        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    else:
+        ticks = [10.0**e for e in range(lo, hi + 1, math.ceil((hi - lo) / MAX_LOG_LABELS))]
+    ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
+    text = [f"{t:g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e") for t in ticks]
+    return dict(type="log", tickvals=ticks, ticktext=text)
