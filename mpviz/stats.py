@@ -78,6 +78,8 @@ def _format_range(name: str) -> FormatRange:
     spec = resolve_format(name)
     # Halfway between max and the next pattern up (an unbounded exponent range's): where rounding leaves the range.
     over = spec.max + math.ldexp(1.0, spec.emax - spec.mantissa_bits) / 2
+    if math.isinf(over):  # float64: the threshold lies past every float64, so no finite value overflows
+        return _widest_range(spec)
     over_enc = encode(over, spec)
     # Halfway between zero and the smallest positive value; nothing rounds to zero in a format without one.
     under = spec.smallest_subnormal / 2 if spec.has_zero else 0.0
@@ -105,6 +107,24 @@ def _format_range(name: str) -> FormatRange:
         underflow_inclusive=under_incl,
         overflow_to=_what_is(encode(2 * over, spec).value),
         torch_overflow_to=torch_to,
+    )
+
+
+def _widest_range(spec) -> FormatRange:
+    """The range of a format whose overflow threshold no float64 reaches (float64 itself): nothing finite overflows,
+    and 0 < |x| at or below half its smallest subnormal rounds to zero."""
+    under = spec.smallest_subnormal / 2
+    return FormatRange(
+        dtype=spec.name,
+        max=spec.max,
+        smallest_normal=spec.smallest_normal,
+        smallest_subnormal=spec.smallest_subnormal,
+        overflow_at=math.inf,
+        underflow_at=under,
+        overflow_inclusive=False,
+        underflow_inclusive=encode(under, spec).underflow,
+        overflow_to="inf",
+        torch_overflow_to=None,
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 from view.websocket_session import SUCCESS, SessionRun, open_page, percentile
+from view.websocket_session import run as run_sessions
 
 pytestmark = pytest.mark.slow
 CLASS_SIZE = 30
@@ -41,7 +42,7 @@ def _bundle(run: SessionRun) -> dict:
 def test_a_class_of_30_opens_one_warm_link(streamlit_server):
     base_url, log_path = streamlit_server
     started = time.perf_counter()
-    waves = asyncio.run(asyncio.wait_for(_class(base_url), TOTAL_TIMEOUT_S))
+    waves = run_sessions(asyncio.wait_for(_class(base_url), TOTAL_TIMEOUT_S))
     lines = [
         f"load: ?{LINK}, a class of {CLASS_SIZE} fresh sessions at once, one process, all in "
         f"{time.perf_counter() - started:.1f} s (until each page's run finished)"

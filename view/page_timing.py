@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from view.websocket_session import open_page, percentile
+from view.websocket_session import run as run_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,10 +53,10 @@ def measure(query: str, runs: int) -> dict:
                     break
             except OSError:
                 time.sleep(0.5)
-        asyncio.run(open_page(url, query))  # computes and caches the results; also the process's first run
-        asyncio.run(open_page(url, query))
+        run_sessions(open_page(url, query))  # computes and caches the results; also the process's first run
+        run_sessions(open_page(url, query))
         cpu0, wall0 = _cpu_seconds(server.pid), time.perf_counter()
-        sessions = asyncio.run(_class(url, query, runs))
+        sessions = run_sessions(_class(url, query, runs))
         cpu = _cpu_seconds(server.pid) - cpu0
         latencies = [s.latency_s for s in sessions]
         return {

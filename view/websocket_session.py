@@ -5,15 +5,20 @@ A session connects to `/_stcore/stream` (subprotocol "streamlit"), sends one bin
 finished for good (a run that ends early for an `st.rerun()` goes on).
 """
 
+import asyncio
 import math
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
+T = TypeVar("T")
 MAX_MESSAGES_PER_RUN = 5000  # bounds the read loop, far above what one run of a page sends
 MAX_MESSAGE_BYTES = 64 * 2**20
 SUCCESS = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_SUCCESSFULLY)
@@ -84,6 +89,13 @@ async def open_page(base_url: str, query: str) -> SessionRun:
                     run.latency_s = time.perf_counter() - started
                     return run
         raise AssertionError(f"{query}: no final script_finished within {MAX_MESSAGES_PER_RUN} messages")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)` on a thread of its own: the caller's thread may already run an event loop (Playwright's
+    sync API keeps one going for as long as a browser is open)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def percentile(values: list[float], p: float) -> float:
