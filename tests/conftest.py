@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,14 +33,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def streamlit_server(tmp_path_factory):
-    """A fresh `streamlit run app.py` per test module on a free loopback port; yields (base URL, log path)."""
+@contextmanager
+def running_server(log_path: Path, *extra_args: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`streamlit run app.py` on a free loopback port until the block ends; yields (base URL, process)."""
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", *SERVER_ARGS, "--server.port", str(port)],
+            [sys.executable, "-m", "streamlit", *SERVER_ARGS, "--server.port", str(port), *extra_args],
             cwd=ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -57,7 +58,7 @@ def streamlit_server(tmp_path_factory):
             if time.monotonic() > deadline:
                 pytest.fail(f"streamlit did not become healthy in 90 s:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.5)
-        yield url, log_path
+        yield url, proc
     finally:
         proc.terminate()
         try:
@@ -65,6 +66,14 @@ def streamlit_server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def streamlit_server(tmp_path_factory):
+    """A fresh `streamlit run app.py` per test module on a free loopback port; yields (base URL, log path)."""
+    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with running_server(log_path) as (url, _):
+        yield url, log_path
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,78 @@
+"""Six visitors open the largest allowed run at once, each with its own seed: bounded memory, a responsive server.
+
+Against a real `streamlit run app.py`: six sessions ask for T=512, d=512, H=16 lessons with distinct seeds at once
+(the admission gate lets them through one at a time), while another visitor keeps opening an unrelated cached link.
+Peak RSS must stay under 1.5 GB, and once the six sessions have closed (and their disconnected sessions expired) it
+must come back within 300 MB of where it started. The unrelated page's latency is printed, not asserted.
+"""
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import running_server
+from view.websocket_session import open_page, percentile
+from view.websocket_session import run as run_sessions
+
+pytestmark = pytest.mark.slow
+HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run, one seed per visitor
+VISITORS = 6
+UNRELATED = "dtype=bf16"  # the default lesson, cached before the storm
+PEAK_LIMIT_MB = 1536
+RETURN_LIMIT_MB = 300
+TTL_S = 3  # disconnected sessions expire this fast here (the shipped config keeps them 30 s)
+TOTAL_TIMEOUT_S = 600
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def _storm(url: str, unrelated: list[float]) -> list:
+    heavy = [asyncio.create_task(open_page(url, HEAVY.format(seed=k))) for k in range(1, VISITORS + 1)]
+    while not all(t.done() for t in heavy):  # meanwhile another visitor opens a cached page, once a second
+        unrelated.append((await open_page(url, UNRELATED)).latency_s)
+        await asyncio.sleep(1)
+    return [t.result() for t in heavy]
+
+
+def test_six_largest_runs_at_once_stay_bounded(tmp_path):
+    with running_server(tmp_path / "server.log", "--server.disconnectedSessionTTL", str(TTL_S)) as (url, proc):
+        run_sessions(open_page(url, UNRELATED))  # the unrelated link is computed and cached first
+        start = _rss_mb(proc.pid)
+        samples, done = [start], threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.2):
+                samples.append(_rss_mb(proc.pid))
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        unrelated: list[float] = []
+        began = time.perf_counter()
+        try:
+            runs = run_sessions(asyncio.wait_for(_storm(url, unrelated), TOTAL_TIMEOUT_S))
+        finally:
+            done.set()
+            sampler.join()
+        storm_s = time.perf_counter() - began
+        time.sleep(TTL_S + 5)  # the six sessions have closed: let their disconnected sessions expire
+        after = _rss_mb(proc.pid)
+        log = (tmp_path / "server.log").read_text()[-3000:]
+    print(
+        f"\nmemory: {VISITORS} visitors open the largest run (T=512 d=512 H=16, distinct seeds) at once: all done in "
+        f"{storm_s:.1f} s; RSS {start:.0f} MB before, peak {max(samples):.0f} MB, {after:.0f} MB after they closed; "
+        f"an unrelated cached page meanwhile: p50 {percentile(unrelated, 50):.2f} s, "
+        f"p95 {percentile(unrelated, 95):.2f} s, max {max(unrelated):.2f} s over {len(unrelated)} visits "
+        f"({os.cpu_count()} cores)"
+    )
+    assert all(r.ok and len(r.components) == 1 for r in runs), f"{[r.statuses for r in runs]}\n{log}"
+    assert max(samples) < PEAK_LIMIT_MB
+    assert after - start < RETURN_LIMIT_MB
