@@ -155,6 +155,19 @@ def test_a_holder_that_raises_frees_its_slot_and_nested_admission_does_not_deadl
     assert gate.stats() == admission.GateStats(1, 0, 0, 2, 0)
 
 
+def test_freed_memory_goes_back_to_the_os_once_the_last_heavy_computation_leaves(monkeypatch):
+    trims: list[int] = []
+    monkeypatch.setattr(admission, "return_freed_memory", lambda: trims.append(1))
+    gate = AdmissionGate(2)
+    with gate.admit():
+        with gate.admit():  # nested: still inside
+            pass
+        assert trims == []
+    assert trims == [1]
+    monkeypatch.undo()  # the real one: a no-op off glibc, and it never raises
+    admission.return_freed_memory()
+
+
 def test_bad_slot_counts_are_refused():
     for slots in (0, -1, 1.5, True):
         with pytest.raises(ValueError):
