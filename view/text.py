@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
-LANGUAGES = ("en",)
+LANGUAGES = ("en", "zh")  # view.language picks one per session
 DEFAULT_LANGUAGE = "en"
 ECHO_MAX_CHARS = 60  # user text is cut to this length before it is shown back
 
