@@ -57,6 +57,14 @@ def section(name: str) -> MappingProxyType:
     return load(language(), name)
 
 
+def reason(error: Exception) -> str:
+    """Why the engine refused a setting (a `mpviz.model.ConfigError`), in this session's language: the engine's
+    reason is a stable phrase, and common.toml's [reasons] table holds its words (tests check every phrase the
+    engine can raise is there)."""
+    code = getattr(error, "reason", "")
+    return section("common")["reasons"].get(code, code)
+
+
 def echo(raw: object) -> str:
     """User-supplied text, made safe to place in markdown: one line, cut to ECHO_MAX_CHARS, as inline code.
 
