@@ -179,7 +179,7 @@ def english_runs(shown: str, n: int = 3) -> list[str]:
     s = re.sub(r"<[^>]*>|%\{[^}]*\}|\]\([^)]*\)|:\w+(?:-badge)?\[", " ", s)  # tags, plotly fields, links, colours
     for quoted in QUOTED:
         s = s.replace(quoted, " ")
-    s = IDENTIFIER.sub(" ", s)
+    s = IDENTIFIER.sub(" ", re.sub(r"[.,;:!?)]+(?=\s|$)", " ", s))  # a sentence's own full stop is no identifier
     runs = []
     for chunk in re.split(r"[^A-Za-z' ]", s):  # any other character (CJK, punctuation) ends a run
         for run in re.findall(r"[A-Za-z']+(?: [A-Za-z']+)*", chunk):
