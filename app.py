@@ -8,13 +8,16 @@ from pathlib import Path
 import streamlit as st
 
 from view import text
+from view.language import choose_language, language_switch
 from view.navigation import leave_legacy_pages_mode, navigation
 from view.page import guarded, share_link, show_warnings
 from view.run_config import sidebar_config
 
+choose_language()  # before any words: page title, navigation titles, sidebar
 st.set_page_config(page_title=text.section("common")["app_title"], page_icon="🧮", layout="wide")
 leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
+language_switch()  # the sidebar's first control
 nav, lesson = navigation()
 st.session_state["_page"] = lesson.slug  # which lesson runs: view.url records the URL keys it declares
 st.session_state["_run_config"] = sidebar_config(lesson.run_config)

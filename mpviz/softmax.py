@@ -105,14 +105,14 @@ def check_logits(values) -> tuple[float, ...]:
     """
     row = tuple(float(v) for v in values)
     if not 1 <= len(row) <= LIMITS.max_len:
-        raise ConfigError("logits", f"{len(row)} values", (1, LIMITS.max_len), "wrong number of logits")
+        raise ConfigError("logits", len(row), (1, LIMITS.max_len), "wrong number of logits")
     for v in row:
         if math.isnan(v) or v == math.inf:
             raise ConfigError("logits", v, "finite or -inf", "not a usable logit")
         if math.isfinite(v) and abs(v) > LIMITS.max_abs_logit:
             raise ConfigError("logits", v, LIMITS.max_abs_logit, "logit too large")
     if not any(math.isfinite(v) for v in row):
-        raise ConfigError("logits", "all -inf", "at least one finite logit", "nothing to normalise")
+        raise ConfigError("logits", -math.inf, "at least one finite logit", "nothing to normalise")
     return row
 
 

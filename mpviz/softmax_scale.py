@@ -117,7 +117,7 @@ def sweep(
     finite = x64[torch.isfinite(x64)]
     peak = finite.abs().max().item()
     if peak == 0:
-        raise ConfigError("logits", "all zero", "a non-zero logit", "nothing to scale")
+        raise ConfigError("logits", 0.0, "a non-zero logit", "nothing to scale")
     if max(scales) * (1.0 + 1e-9) > LIMITS.max_abs_logit or min(scales) <= 0:
         raise ConfigError("scales", (min(scales), max(scales)), LIMITS.max_abs_logit, "out of range")
     unit = x64 / peak  # (n,) largest |logit| = 1

@@ -32,10 +32,11 @@ def anchor(claim: claims.Claim) -> str:
 
 
 def source_lines(claim: claims.Claim) -> str:
-    title = claims.SOURCES[claim.seeds[0]][1]  # English gloss; the Chinese title comes with the language choice
-    line = TEXT["source"].format(title=title, section=claim.section[1])
+    pick = 0 if text.language() == "zh" else 1  # sources are (as the tutorial writes it, in Chinese; English gloss)
+    title = claims.SOURCES[claim.seeds[0]][pick]
+    line = TEXT["source"].format(title=title, section=claim.section[pick])
     if len(claim.seeds) > 1:
-        others = TEXT["list_joiner"].join(f"*{claims.SOURCES[s][1]}*" for s in claim.seeds[1:])
+        others = TEXT["list_joiner"].join(f"*{claims.SOURCES[s][pick]}*" for s in claim.seeds[1:])
         line += "  \n" + TEXT["also_in"].format(titles=others)
     return line
 

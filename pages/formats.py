@@ -13,6 +13,7 @@ from view.run_config import run_config
 from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
 TEXT = text.section("formats")
+CLASSES = text.section("common")["value_classes"]  # "normal", "subnormal", … in this session's words
 
 DEFAULT_FORMATS = ("fp32", "fp16", "bf16", "e4m3")
 TRACE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
@@ -129,7 +130,7 @@ def _bits(short: str, enc: formats.Encoding) -> None:
         )
     line = TEXT["line"].format(
         value=repr(enc.value),
-        cls=enc.cls,
+        cls=CLASSES[enc.cls],
         abs_error=enc.abs_error,
         rel_error=enc.rel_error,
         ulp=enc.ulp,
@@ -193,13 +194,13 @@ with guarded("summary"):
                 cols["format"]: enc.format,
                 cols["value"]: repr(enc.value),
                 cols["hex"]: enc.hex,
-                cols["cls"]: enc.cls,
+                cols["cls"]: CLASSES[enc.cls],
                 cols["abs"]: f"{enc.abs_error:.3g}",
                 cols["rel"]: f"{enc.rel_error:.3g}",
                 cols["ulp"]: f"{enc.ulp:.3g}",
                 cols["down"]: _fmt(enc.next_down),
                 cols["up"]: _fmt(enc.next_up),
-                cols["flags"]: ", ".join(k for k in TEXT["flags"] if getattr(enc, k)) or TEXT["none"],
+                cols["flags"]: ", ".join(v for k, v in TEXT["flag_names"].items() if getattr(enc, k)) or TEXT["none"],
             }
             for enc in encodings.values()
         ],

@@ -95,7 +95,8 @@ def field_value(cfg: scaler.TrainConfig, field: str):
 
 def fixed_message(e: ConfigError, cfg: scaler.TrainConfig) -> str:
     used = text.echo(field_value(cfg, e.field))
-    return TEXT["fixed"].format(field=e.field, value=text.echo(e.value), reason=e.reason, limit=e.limit, used=used)
+    reason = text.reason(e)
+    return TEXT["fixed"].format(field=e.field, value=text.echo(e.value), reason=reason, limit=e.limit, used=used)
 
 
 def use_fp16() -> None:
@@ -305,5 +306,6 @@ with guarded("recipes"):
         table = pd.DataFrame.from_dict(rows, orient="index", columns=[names[r.recipe] for r in compared])
         st.table(table.rename_axis(c["measure"]))
         how = TEXT["memory_how"]["cuda" if cfg.device == "cuda" else "other"]
-        st.caption(TEXT["recipes_caption"].format(device=cfg.device, memory_how=how))
+        device = text.section("common")["device_labels"].get(cfg.device, cfg.device)
+        st.caption(TEXT["recipes_caption"].format(device=device, memory_how=how))
 write_url(PAGE_PARAMS)

@@ -157,7 +157,7 @@ with guarded("softmax logits"):
         except ConfigError as e:
             logits = CLOSE
             raw, value, used = text.echo(s.logits), text.echo(e.value), text.echo(DEFAULT_LIST)
-            st.warning(TEXT["bad_logits"].format(raw=raw, field=e.field, value=value, reason=e.reason, used=used))
+            st.warning(TEXT["bad_logits"].format(raw=raw, field=e.field, value=value, reason=text.reason(e), used=used))
     elif s.source == "generator":
         c1, c2, c3, c4, c5 = st.columns(5)
         c1.number_input(TEXT["gen_n"], 1, sm.LIMITS.max_len, key="gen_length")
@@ -169,7 +169,7 @@ with guarded("softmax logits"):
         try:
             logits = gen.logits()
         except ConfigError as e:
-            st.warning(TEXT["bad_generator"].format(field=e.field, value=text.echo(e.value), reason=e.reason))
+            st.warning(TEXT["bad_generator"].format(field=e.field, value=text.echo(e.value), reason=text.reason(e)))
     else:
         st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
         if not sm.scenario(s.preset).from_trace:
@@ -270,7 +270,7 @@ with guarded("softmax sweep"):
                 line += TEXT["sweep_stable"].format(when=stable, under=f.stable_first_underflow)
             else:
                 line += TEXT["sweep_stable_no_zero"].format(when=stable, hi=hi)
-            lines.append(f"- {line}.")
+            lines.append("- " + TEXT["sweep_line"].format(line=line))
         st.markdown("\n".join(lines))
 
 # ── exp(x) and each format's ceiling ────────────────────────────────────────────────────────────────────────

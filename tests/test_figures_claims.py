@@ -92,7 +92,7 @@ def test_accumulation_figure_draws_both_running_sums_and_the_two_end_points():
     assert list(by_name[LABELS["exact"]].y) == [0.0, 1.0, 1.25, 1.5]
     assert list(by_name[LABELS["low_accumulator"].format(dtype="bfloat16")].y) == [0.0, 1.0, 1.0, 1.0]
     once = by_name[LABELS["rounded_once"].format(dtype="bfloat16")]
-    measured = by_name[LABELS["measured"].format(device="cpu")]
+    measured = by_name[LABELS["measured"].format(device=LABELS["device_names"]["cpu"])]  # the device in words
     assert (list(once.x), list(once.y)) == ([3], [1.5]) and (list(measured.x), list(measured.y)) == ([3], [1.5])
     assert fig.layout.xaxis.title.text == LABELS["terms"] and fig.layout.yaxis.title.text == LABELS["partial_sum"]
 

@@ -143,7 +143,7 @@ def test_page_specific_hostile_links_duplicate_formats_and_oversized_rows():
     assert at.session_state["formats"] == ["float16", "bfloat16"] and at.query_params["formats"] == "float16,bfloat16"
     at = _app(source="list", logits=",".join(["1"] * (sm.LIMITS.max_len + 1)))
     assert not failures(at)
-    assert f"{sm.LIMITS.max_len + 1} values" in _warnings(at) and len(_warnings(at)) < 300
+    assert f"`{sm.LIMITS.max_len + 1}`" in _warnings(at) and len(_warnings(at)) < 300
     assert len(at.get("plotly_chart")) == CHARTS  # the fallback row runs
 
 

@@ -47,6 +47,11 @@ def badge(verdict: str) -> str:
     return f":{BADGE_COLORS[verdict]}-badge[{lesson_words()['verdicts'][verdict]}]"
 
 
+def value_class(cls: str) -> str:
+    """What a stored number is ("normal", "subnormal", …: mpviz.formats.Encoding.cls) in this session's words."""
+    return text.section("common")["value_classes"][cls]
+
+
 def category(cat: str | None) -> str:
     return lesson_words()["category_phrase"][cat or "none"]
 
@@ -332,7 +337,8 @@ def storage_table(ev: claims.StorageEvidence) -> list[dict]:
         for store in (ev.claimed, ev.contrast):
             e = store.stored[i]
             cell = t["stored_cell" if math.isfinite(e.rel_error) else "stored_cell_exactless"]
-            row[store.format.name] = cell.format(stored=f"{e.value:.9g}", cls=e.cls, error=f"{e.rel_error:.2%}")
+            cls = value_class(e.cls)
+            row[store.format.name] = cell.format(stored=f"{e.value:.9g}", cls=cls, error=f"{e.rel_error:.2%}")
         rows.append(row)
     return rows
 
@@ -358,7 +364,7 @@ def storage_view(c: claims.Checked, words: dict) -> None:
     if ev.quoted:
         fields |= dict(quoted_text=ev.quoted[0].text, quoted_match=quoted_match(ev.quoted[0]))
     for i, (v, e, o) in enumerate(zip(ev.values, mine.stored, other.stored, strict=True)):
-        fields |= {f"v{i}": v, f"s{i}": e.value, f"c{i}": e.cls, f"e{i}": e.rel_error, f"o{i}": o.value}
+        fields |= {f"v{i}": v, f"s{i}": e.value, f"c{i}": value_class(e.cls), f"e{i}": e.rel_error, f"o{i}": o.value}
     say(c, words, fields)
     left, right = st.columns(2)
     table(storage_table(ev), left)
@@ -373,7 +379,7 @@ def big_value_view(c: claims.Checked, words: dict) -> None:
         f16_big=ev.contrast.stored[0].value,
         f16_max=ev.contrast.format.max,
         bf_big=big.value,
-        bf_cls=big.cls,
+        bf_cls=value_class(big.cls),
         bf_err=big.rel_error,
         bf_ulp=big.ulp,
         bf_ex=example.value,

@@ -13,7 +13,7 @@ import streamlit as st
 
 import mpviz
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, clamp
-from view import text
+from view import navigation, text
 from view.page import warn
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -82,7 +82,8 @@ def sidebar_config(shown: str = "controls") -> RunConfig:
     cfg, fixed = clamp(_config_from_state(), s.device, mpviz.parse_autocast_dtype(s.dtype))
     for e in fixed:
         used = text.echo(getattr(cfg, e.field))
-        warn(words["fixed"].format(field=e.field, value=text.echo(e.value), reason=e.reason, limit=e.limit, used=used))
+        reason = text.reason(e)
+        warn(words["fixed"].format(field=e.field, value=text.echo(e.value), reason=reason, limit=e.limit, used=used))
     for field, key in _FIELD_KEYS.items():
         s[key] = getattr(cfg, field)
     if shown == "controls":
@@ -102,8 +103,8 @@ def describe(rc: RunConfig, words) -> str:
         seq=c.seq_len,
         dim=c.d_model,
         heads=c.n_heads,
-        attention=c.attention,
-        softmax=c.softmax,
+        attention=words["attention_labels"][c.attention],
+        softmax=words["softmax_labels"][c.softmax],
         scale=f"{c.input_scale:g}",
     )
 
@@ -120,8 +121,10 @@ def _controls(words, devices: list[str]) -> None:
     c1, c2 = sb.columns(2)
     c1.number_input(words["dim"], 1, LIMITS.max_d_model, key="dim")
     c2.number_input(words["heads"], 1, LIMITS.max_heads, key="heads")
-    sb.segmented_control(words["attention"], ATTENTION_KINDS, key="attn", required=True)
-    sb.segmented_control(words["softmax"], SOFTMAX_KINDS, key="softmax", required=True, disabled=s.attn != "manual")
+    kind, sm = words["attention_labels"].get, words["softmax_labels"].get
+    sb.segmented_control(words["attention"], ATTENTION_KINDS, key="attn", format_func=kind, required=True)
+    off = s.attn != "manual"  # fused attention has no softmax to choose
+    sb.segmented_control(words["softmax"], SOFTMAX_KINDS, key="softmax", format_func=sm, required=True, disabled=off)
     sb.number_input(words["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
     sb.toggle(words["causal"], key="causal")
     sb.number_input(words["seed"], 0, 2**31 - 1, key="seed")
@@ -130,5 +133,6 @@ def _controls(words, devices: list[str]) -> None:
 def run_config() -> RunConfig:
     """The config app.py's sidebar produced for this run (rendered here if a page runs on its own)."""
     if "_run_config" not in st.session_state:
+        navigation.leave_legacy_pages_mode()  # a page run without app.py has no language yet: rerun through app.py
         st.session_state["_run_config"] = sidebar_config()
     return st.session_state["_run_config"]

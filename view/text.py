@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
-LANGUAGES = ("en",)
+LANGUAGES = ("en", "zh")  # view.language picks one per session
 DEFAULT_LANGUAGE = "en"
 ECHO_MAX_CHARS = 60  # user text is cut to this length before it is shown back
 
@@ -55,6 +55,14 @@ def language() -> str:
 def section(name: str) -> MappingProxyType:
     """The words of `name` (a lesson slug or "common") in this session's language."""
     return load(language(), name)
+
+
+def reason(error: Exception) -> str:
+    """Why the engine refused a setting (a `mpviz.model.ConfigError`), in this session's language: the engine's
+    reason is a stable phrase, and common.toml's [reasons] table holds its words (tests check every phrase the
+    engine can raise is there)."""
+    code = getattr(error, "reason", "")
+    return section("common")["reasons"].get(code, code)
 
 
 def echo(raw: object) -> str:

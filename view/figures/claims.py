@@ -147,7 +147,7 @@ def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
         x=[end],
         y=[evidence.measured],
         mode="markers",
-        name=lab["measured"].format(device=evidence.device),
+        name=lab["measured"].format(device=lab["device_names"].get(evidence.device, evidence.device)),
         marker=dict(symbol="diamond", size=12, color="#111111"),
     )
     fig.update_xaxes(title=lab["terms"])

@@ -109,7 +109,7 @@ def number_line_figure(
                     orientation="h",
                     marker_color=shade,
                     width=0.6,
-                    hovertemplate="[%{base:.9g}, %{x:.3g} wide]<extra></extra>",
+                    hovertemplate=lab["bin_hover"].format(start="%{base:.9g}", width="%{x:.3g}") + "<extra></extra>",
                 )
             )
         if not line.count:
