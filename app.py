@@ -1,13 +1,14 @@
 """mpviz: step through a real self-attention forward and backward under torch.autocast, op by op.
 
-Entry point: page config, the shared sidebar (run config + share link), and navigation from the lesson registry.
+Entry point: page config, the shared sidebar (classroom, run config, share link), navigation from the lesson
+registry, and the classroom around every lesson (view.classroom: presenter mode, follow-me, the guided lesson).
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from view import text
+from view import classroom, text
 from view.navigation import leave_legacy_pages_mode, navigation
 from view.page import guarded, share_link, show_warnings
 from view.run_config import sidebar_config
@@ -17,9 +18,15 @@ leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
 nav, lesson = navigation()
 st.session_state["_page"] = lesson.slug  # which lesson runs: view.url records the URL keys it declares
+classroom.start(lesson)  # before any widget: a tour stop or a followed presenter may open another view
+classroom.sidebar()
 st.session_state["_run_config"] = sidebar_config(lesson.run_config)
 show_warnings()
+finish_bar = classroom.bar(lesson)
 with guarded(lesson.slug):
     nav.run()
+if finish_bar is not None:
+    finish_bar()
+classroom.finish(lesson)
 if not lesson.url_in_browser:  # there the component's own "Copy link" is the link
     share_link(nav.url_path)  # after the page ran: it has written its own state into the URL
