@@ -13,7 +13,13 @@ from view.navigation import leave_legacy_pages_mode, navigation
 from view.page import guarded, share_link, show_warnings
 from view.run_config import sidebar_config
 
-st.set_page_config(page_title=text.section("common")["app_title"], page_icon="🧮", layout="wide")
+presenter_link = st.query_params.get("present") == "1"  # a projector wants the width: the sidebar starts closed
+st.set_page_config(
+    page_title=text.section("common")["app_title"],
+    page_icon="🧮",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter_link else "auto",
+)
 leave_legacy_pages_mode()
 st.html(Path(__file__).with_name("assets").joinpath("style.css").read_text())
 nav, lesson = navigation()

@@ -46,7 +46,12 @@ def sidebar() -> None:
 
 
 def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
-    """The guided lesson's bar above the page, while a stop is open; returns what finishes it after the page."""
+    """Above the page: in presenter mode the follow link, for the class to read off the screen; the guided
+    lesson's bar while a stop is open. Returns what finishes the bar after the page ran."""
+    if presenting():
+        code = follow.room_code()
+        words = text.section("classroom")
+        st.caption(words["room_banner"].format(link=text.echo(follow.follow_link(code))))
     return tour.bar(lesson)
 
 

@@ -62,6 +62,9 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
+PERSONAL_KEYS = ("present", "follow")  # this browser's role in a class, never part of a link to a view
+
+
 def presenting() -> bool:
     """Whether this session is in presenter mode (`?present=1`, the sidebar toggle): larger type for a projector."""
     return bool(st.session_state.get("present", False))
@@ -94,7 +97,7 @@ def share_link(url_path: str) -> None:
     """The link that reopens this exact view: this page plus every piece of state in the URL."""
     words = text.section("common")
     base = urlsplit(st.context.url or "http://localhost:8501")
-    query = urlencode(st.query_params.to_dict())
+    query = urlencode({k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL_KEYS})
     link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
     st.sidebar.caption(words["share"])
     st.sidebar.code(link, language=None, wrap_lines=True)

@@ -16,7 +16,7 @@ import streamlit as st
 
 from mpviz import lessons
 from view import text
-from view.page import warn
+from view.page import PERSONAL_KEYS, warn
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def write_url(params: list[UrlParam]) -> None:
             st.query_params[p.key] = p.dump(value)
 
 
-KEEP = ("lang", "present", "follow")  # a session's own settings: opening another view keeps them
+KEEP = ("lang", *PERSONAL_KEYS)  # a session's own settings: opening another view keeps them
 BROWSER_KEYS = ("step", "view", "phase", "head", "el", "em", "er", "ec")  # the stepper's: moved by view.goto
 _REQUESTED = "_open_view"
 

@@ -27,6 +27,7 @@ if (!REGISTRY.history) {
 const GOTO = (window[Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null });  // goto.js
 const PARAMS = ["step", "view", "phase", "head", "el"];
 const LEGACY_EL = ["em", "er", "ec"];
+const PERSONAL = ["present", "follow"];  // this browser's role in a class (view/page.py): never in a copied link
 const VIEWS = ["story", "full"];
 // ←/→ step the lesson unless focus is somewhere those keys already mean something
 const FIELD_TAGS = new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
@@ -1504,7 +1505,9 @@ class Stepper {
 
   async copyLink() {
     this.writeUrl();
-    const url = location.href;
+    const link = new URL(location.href);
+    for (const k of PERSONAL) link.searchParams.delete(k);
+    const url = link.toString();
     try {
       await navigator.clipboard.writeText(url);
       this.copyBtn.textContent = this.ts("controls.copied");
