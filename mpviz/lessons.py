@@ -19,6 +19,7 @@ class Lesson:
     # sidebar's widgets, "summary" reads the run and shows it in one line, "none" does not use it at all.
     run_config: str = "controls"
     url_in_browser: bool = False  # a browser component keeps the view in the URL: the server cannot build the link
+    home: bool = False  # the page at "/" (exactly one); navigation lists lessons in registry order all the same
 
     @property
     def page(self) -> str:
@@ -26,12 +27,14 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("attention", ":material/footprint:", ("trace",), url_in_browser=True),
+    Lesson("tour", ":material/flag:", run_config="none"),  # "Start here": the guided lesson through the others
+    Lesson("attention", ":material/footprint:", ("trace",), url_in_browser=True, home=True),
     Lesson("policy", ":material/rule:", ("policy",), run_config="summary"),
     Lesson("formats", ":material/memory:", ("bits",), run_config="summary"),
     Lesson("softmax", ":material/functions:", ("softmax",), run_config="summary"),
     Lesson("scaler", ":material/speed:", ("scaler", "recipes")),
     Lesson("claims", ":material/fact_check:", ("claims",), run_config="none"),
+    Lesson("glossary", ":material/menu_book:", run_config="none"),  # the terms the lessons use (glossary.toml)
 )
 
 

@@ -1,11 +1,12 @@
 """Attention, step by step: a real forward and backward under autocast, every op traced, stepped in the browser.
 
 The server computes one lesson bundle per run config (shared by every session on the link) and hands it to the
-stepper component; stepping, picking and zooming happen in the browser without a rerun.
+stepper component; stepping, picking and zooming happen in the browser without a rerun (in presenter mode each
+step also reports the stepper's place, for the students following).
 """
 
 from view import results, text
-from view.page import guarded, page_header
+from view.page import guarded, page_header, presenting
 from view.run_config import run_config
 from view.stepper import mount_stepper
 
@@ -14,4 +15,4 @@ page_header(TEXT)
 with guarded("lesson"):
     lesson = results.attention_lesson(run_config())
     if lesson is not None:
-        mount_stepper(lesson, key="stepper", locale=text.language())
+        mount_stepper(lesson, key="stepper", locale=text.language(), presenter=presenting())

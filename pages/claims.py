@@ -7,6 +7,7 @@ import streamlit as st
 from mpviz import claims
 from view import results, text
 from view.claim_evidence import BADGE_COLORS, VIEWS, badge, op_name
+from view.glossary import term_help
 from view.page import guarded, page_header, show_warnings
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -19,6 +20,12 @@ PARAMS = [
     UrlParam("slow", False, parse_bool, dump_bool),
 ]
 SUMMARY_ANCHOR = "at-a-glance"
+TOPIC_TERMS = {  # the glossary terms each topic's cards use (tooltips on the topic's heading)
+    "autocast": ("autocast", "aten_op", "cast", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "promote"),
+    "formats": ("ulp", "binade", "subnormal", "saturation"),
+    "training": ("loss_scale", "autograd_node"),
+    "code": ("autocast",),
+}
 
 
 def measured(claim: claims.Claim) -> claims.Checked:
@@ -135,6 +142,6 @@ topic = None
 for claim in selection.shown:
     if claim.topic != topic:
         topic = claim.topic
-        st.header(TEXT["topics"][topic], anchor=f"topic-{topic}")
+        st.header(TEXT["topics"][topic], anchor=f"topic-{topic}", help=term_help(*TOPIC_TERMS.get(topic, ())) or None)
     with guarded(f"card {claim.id}"):
         card(claim, results_by_id.get(claim.id))

@@ -8,7 +8,8 @@ from mpviz import formats
 from view import results, text
 from view.figures import formats as formats_fig
 from view.figures import style
-from view.page import dtype_badge, guarded, page_header, show_warnings, warn
+from view.glossary import term_help
+from view.page import chart, dtype_badge, expert, guarded, page_header, show_warnings, warn
 from view.run_config import run_config
 from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
@@ -187,7 +188,7 @@ with guarded("bits"):
 
 with guarded("summary"):
     cols = TEXT["cols"]
-    st.subheader(TEXT["summary"])
+    st.subheader(TEXT["summary"], help=term_help("ulp", "subnormal", "saturation"))
     st.dataframe(
         [
             {
@@ -212,7 +213,7 @@ specs = [formats.resolve_format(f) for f in selected]
 
 # ── number line ─────────────────────────────────────────────────────────────────────────────────────────────
 with guarded("number line"):
-    st.subheader(TEXT["number_line"])
+    st.subheader(TEXT["number_line"], help=term_help("ulp", "binade"))
     st.caption(TEXT["number_line_caption"])
     st.select_slider(
         TEXT["zoom"],
@@ -223,15 +224,12 @@ with guarded("number line"):
     limit = max(spec.max for spec in specs)
     lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
     lines = [_number_line(f, lo, hi) for f in selected]
-    st.plotly_chart(
-        formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]),
-        width="stretch",
-    )
+    chart(formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]))
 
 # ── from the trace: a real tensor (its extremes also go on the range chart) ─────────────────────────────────
 markers = {TEXT["marker_value"]: x}
 with guarded("trace"):
-    st.subheader(TEXT["trace"])
+    st.subheader(TEXT["trace"], help=term_help("landmark", "autocast"))
     result = results.attention_trace(rc)
     if result is not None:
         t = result.trace
@@ -248,10 +246,7 @@ with guarded("trace"):
         trace_specs = [formats.resolve_format(f) for f in TRACE_FORMATS]
         if out.stats.log2_hist:
             st.caption(TEXT["hist_caption"].format(name=s.tensor))
-            st.plotly_chart(
-                formats_fig.format_exponent_figure(s.tensor, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]),
-                width="stretch",
-            )
+            chart(formats_fig.format_exponent_figure(s.tensor, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]))
             nonzero = abs(sample[(sample != 0) & (abs(sample) < math.inf)])
             markers[TEXT["marker_max"].format(name=s.tensor)] = out.stats.abs_max
             if nonzero.size:
@@ -266,9 +261,9 @@ with guarded("trace"):
         st.dataframe(rows, hide_index=True, width="stretch")
 
 with guarded("ranges"):
-    st.subheader(TEXT["range"])
+    st.subheader(TEXT["range"], help=term_help("binade", "subnormal", "saturation"))
     st.caption(TEXT["range_caption"])
-    st.plotly_chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]), width="stretch")
+    chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]))
 
 # ── stochastic rounding ─────────────────────────────────────────────────────────────────────────────────────
 with guarded("stochastic rounding"):
@@ -294,8 +289,7 @@ with guarded("stochastic rounding"):
     )
 
 # ── the libraries ───────────────────────────────────────────────────────────────────────────────────────────
-with guarded("libraries"):
-    st.subheader(TEXT["libraries"])
+with guarded("libraries"), expert(TEXT["libraries"]):  # expert tables: folded away in presenter mode
     lc = TEXT["lib_cols"]
     rows = []
     for f in selected:
@@ -319,6 +313,7 @@ with guarded("libraries"):
             rows.append(row)
     st.markdown(f"**{TEXT['probes']}**")
     st.dataframe(rows, hide_index=True, width="stretch")
+with guarded("finfo"):
     fc = TEXT["finfo_cols"]
     finfo_rows = [
         {
@@ -331,14 +326,13 @@ with guarded("libraries"):
         }
         for c in _finfo_checks()
     ]
-    st.markdown(f"**{TEXT['finfo']}**")
-    st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
+    with expert(TEXT["finfo"], heading="bold"):
+        st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
     with st.expander(TEXT["finfo_all"]):
         st.dataframe(finfo_rows, hide_index=True, width="stretch")
 
 # ── properties of every format ──────────────────────────────────────────────────────────────────────────────
-with guarded("properties"):
-    st.subheader(TEXT["properties"])
+with guarded("properties"), expert(TEXT["properties"]):
     pr = TEXT["prop_cols"]
     st.dataframe(
         [

@@ -22,7 +22,8 @@ from mpviz.policy import (
 )
 from view import results, text
 from view.figures import policy as policy_fig
-from view.page import guarded, page_header, show_warnings, warn
+from view.glossary import term_help
+from view.page import chart, expert, guarded, page_header, show_warnings, warn
 from view.run_config import RunConfig, run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -98,10 +99,11 @@ def _policy(device: str) -> DevicePolicy | None:
 
 def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
     cmp = compare_policies(left, right)
-    st.subheader(TEXT["counts"])
+    st.subheader(TEXT["counts"], help=term_help(*CATEGORIES, UNCLASSIFIED))
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(TEXT["totals"].format(device=_label(left.device)), len(left.ops()))
-    m2.metric(TEXT["totals"].format(device=_label(right.device)), len(right.ops()))
+    in_policy = term_help("autocast", "aten_op")
+    m1.metric(TEXT["totals"].format(device=_label(left.device)), len(left.ops()), help=in_policy)
+    m2.metric(TEXT["totals"].format(device=_label(right.device)), len(right.ops()), help=in_policy)
     m3.metric(TEXT["union_metric"], len(cmp.rows))
     m4.metric(TEXT["differ_metric"], cmp.differ)
     st.caption(
@@ -120,7 +122,7 @@ def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
     counts = {_label(p.device): p.counts() for p in (left, right)}
     low_dtypes = {_label(p.device): p.autocast_dtype for p in (left, right)}
     figure = policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"])
-    st.plotly_chart(figure, width="stretch")
+    chart(figure)
     st.caption(TEXT["counts_caption"])
     with st.expander(TEXT["help_title"]):
         st.markdown("\n".join(f"- `{c}`: {TEXT['category_help'][c]}" for c in shown))
@@ -153,10 +155,9 @@ def _set_opt_dtype_measured(*policies: DevicePolicy) -> None:
 
 def _table(left: DevicePolicy, right: DevicePolicy) -> None:
     rows = compare_policies(left, right).rows
-    st.subheader(TEXT["table"])
     f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
     f1.text_input(TEXT["search"], key="search")
-    f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="categories")
+    f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="categories", help=term_help(*CATEGORIES, UNCLASSIFIED))
     f3.toggle(TEXT["only_diff"], key="differ")
     needle = s.search.strip().lower()
     kept = [
@@ -183,7 +184,6 @@ def _table(left: DevicePolicy, right: DevicePolicy) -> None:
 def _how_probed(left: DevicePolicy, right: DevicePolicy) -> None:
     """The probe's own notes: ops called with a hand-built example, casts that ignore autocast's dtype, and ops
     left unclassified (with the reason and the first line of the error)."""
-    st.subheader(TEXT["how_probed"])
     notes, reasons, cols = TEXT["probe_notes"], TEXT["unclassified_reasons"], TEXT["how_cols"]
     rows = []
     for p in (left, right):
@@ -213,7 +213,9 @@ def _probe_section(left: DevicePolicy, right: DevicePolicy) -> None:
     st.markdown(TEXT["probe_intro"])
     p1, p2 = st.columns([2, 2])
     p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function")
-    p2.segmented_control(TEXT["probe_dtype"], PROBE_DTYPES, key="probe_dtype", required=True)
+    p2.segmented_control(
+        TEXT["probe_dtype"], PROBE_DTYPES, key="probe_dtype", required=True, help=term_help("autocast")
+    )
     spec = PROBE_FUNCTIONS[s.function]
     input_cols = st.columns(3)
     for i, (name, _) in enumerate(spec.inputs):
@@ -231,7 +233,7 @@ def _probe_section(left: DevicePolicy, right: DevicePolicy) -> None:
         if probe.error:  # torch's own words, shown as code: they are not markdown
             col.warning(TEXT["call_error"])
             col.code(probe.error[:300], language=None, wrap_lines=True)
-        col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=f"steps_{side}")
+        chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=f"steps_{side}")
         if probe.fake:
             col.caption(TEXT["fake"])
 
@@ -299,14 +301,13 @@ if None not in policies:
             right_dtype=right.autocast_dtype,
         )
     )
-    for name, section in (
-        ("counts", _counts),
-        ("table", _table),
-        ("how probed", _how_probed),
-        ("probe", _probe_section),
-    ):
-        with guarded(name):
+    with guarded("counts"):
+        _counts(left, right)
+    for name, title, section in (("table", "table", _table), ("how probed", "how_probed", _how_probed)):
+        with guarded(name), expert(TEXT[title]):  # long op tables: folded away in presenter mode
             section(left, right)
+    with guarded("probe"):
+        _probe_section(left, right)
 with guarded("emulation"):
     _emulation()
 write_url(PARAMS)

@@ -12,7 +12,7 @@ from mpviz.model import ConfigError
 from mpviz.run_watch import Pacer, Plan, RunWatch
 from view import results, text
 from view.figures import scaler as scaler_fig
-from view.page import guarded, page_header, show_warnings, warn
+from view.page import chart, guarded, page_header, show_warnings, warn
 from view.run_config import RunConfig, run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -167,11 +167,11 @@ def draw(records: list) -> None:
     """(Re)draw the three per-step charts; x axes span the whole run, so a run being shown fills them in."""
     n, labels, total = len(records), TEXT["labels"], cfg.steps
     scale_fig = scaler_fig.scale_trace_figure(records, labels=labels, total_steps=total)
-    scale_slot.plotly_chart(scale_fig, key=f"scale_{n}", width="stretch")
+    chart(scale_fig, where=scale_slot, key=f"scale_{n}")
     loss_fig = scaler_fig.training_loss_figure(records, labels=labels, total_steps=total)
-    loss_slot.plotly_chart(loss_fig, key=f"loss_{n}", width="stretch")
+    chart(loss_fig, where=loss_slot, key=f"loss_{n}")
     zero_fig = scaler_fig.zero_fraction_figure(records, labels=labels, dtype=fmt.dtype, total_steps=total)
-    zero_slot.plotly_chart(zero_fig, key=f"zero_{n}", width="stretch")
+    chart(zero_fig, where=zero_slot, key=f"zero_{n}")
     changes = [r.scale_change for r in records]
     skipped = sum(r.skipped for r in records)
     grow, backoff = changes.count("grow"), changes.count("backoff")
@@ -264,7 +264,7 @@ if records:
         cols[3].metric(m["zero_unscaled"], percent(r.zero_grad_fraction_unscaled))
         cols[4].metric(m["ms"], f"{r.step_ms:.2f}")
         st.markdown(f"**{TEXT['hist_title'].format(step=s.inspect)}**")
-        st.plotly_chart(scaler_fig.scaled_gradient_histogram_figure(r, fmt, labels=TEXT["labels"]), width="stretch")
+        chart(scaler_fig.scaled_gradient_histogram_figure(r, fmt, labels=TEXT["labels"]))
         st.caption(
             TEXT["hist_caption"].format(
                 dtype=fmt.dtype, underflow=fmt.underflow_at, normal=fmt.smallest_normal, overflow=fmt.overflow_at
@@ -291,7 +291,7 @@ with guarded("recipes"):
             )
         bar.empty()
         figure = scaler_fig.recipes_loss_figure(compared, labels={**TEXT["labels"], **names})
-        st.plotly_chart(figure, width="stretch")
+        chart(figure)
         steps_or_none = lambda steps: ", ".join(map(str, steps)) or none  # noqa: E731
         rows = {  # one row per measure, one column per recipe: four columns fit any screen
             c["final"]: [f"{r.final_loss:.4g}" for r in compared],

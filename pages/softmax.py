@@ -12,7 +12,7 @@ from mpviz import softmax_scale
 from mpviz.model import ConfigError
 from view import results, text
 from view.figures import softmax as softmax_fig
-from view.page import dtype_badge, guarded, page_header, show_warnings
+from view.page import chart, dtype_badge, expert, guarded, page_header, show_warnings
 from view.run_config import run_config
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -203,7 +203,7 @@ with guarded("softmax probabilities"):
             badges.append(f"**{TEXT['methods'][v.method]}** {' '.join(marks)}")
         st.markdown(f"{dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
     st.toggle(TEXT["bars_log"], key="bars_log")
-    st.plotly_chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG), width="stretch")
+    chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG))
     if len(logits) > MAX_BARS:
         st.caption(TEXT["bars_cropped"].format(k=MAX_BARS, n=len(logits)))
     summary = comparison.summary()
@@ -219,7 +219,7 @@ with guarded("softmax probabilities"):
     st.markdown(" ".join(notes))
 
     st.subheader(TEXT["errors"])
-    st.plotly_chart(softmax_fig.softmax_errors(comparison, MAX_ERROR_POINTS, labels=FIG), width="stretch")
+    chart(softmax_fig.softmax_errors(comparison, MAX_ERROR_POINTS, labels=FIG))
     positive = sum(p > 0 for p in comparison.reference)
     cropped = TEXT["errors_cropped"].format(k=MAX_ERROR_POINTS, n=positive) if positive > MAX_ERROR_POINTS else ""
     st.caption(TEXT["errors_caption"] + cropped)
@@ -254,7 +254,7 @@ with guarded("softmax sweep"):
             sweep = _sweep(logits, formats)
         hi = sweep.scales[-1]
         st.caption(TEXT["sweep_intro"].format(lo=sweep.scales[0], hi=hi))
-        st.plotly_chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG), width="stretch")
+        chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG))
 
         def when(scale: float | None) -> str:
             return TEXT["sweep_never"].format(hi=hi) if scale is None else TEXT["sweep_at"].format(x=scale)
@@ -277,7 +277,7 @@ with guarded("softmax sweep"):
 with guarded("softmax exp"):
     st.subheader(TEXT["exp"])
     curves = results.shared(("softmax-exp", formats), lambda: softmax_scale.exp_curves(formats))
-    st.plotly_chart(softmax_fig.softmax_exp(curves, labels=FIG), width="stretch")
+    chart(softmax_fig.softmax_exp(curves, labels=FIG))
     notes = [
         "- "
         + TEXT["exp_note"].format(
@@ -350,8 +350,7 @@ with guarded("softmax close logits"):
 
 # ── 8-bit probabilities ─────────────────────────────────────────────────────────────────────────────────────
 if comparison is not None:
-    with guarded("softmax 8-bit"):
-        st.subheader(TEXT["quant"])
+    with guarded("softmax 8-bit"), expert(TEXT["quant"]):  # an aside: folded away in presenter mode
         linear, log2 = sm.quantize_probs(comparison.reference)
         qc = TEXT["quant_cols"]
         st.dataframe(

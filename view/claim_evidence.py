@@ -17,6 +17,7 @@ from view import text
 from view.figures import claims as claims_fig
 from view.figures import formats as formats_fig
 from view.figures import policy as policy_fig
+from view.page import chart, expert
 
 BADGE_COLORS = {
     "holds": "green",
@@ -125,7 +126,7 @@ def policy_view(c: claims.Checked, words: dict) -> None:
                 if probe.error:
                     col.error(t["probe_error"].format(error=probe.error))
                 key = f"steps_{c.claim}_{run.device}_{probe.function}"
-                col.plotly_chart(policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=key)
+                chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=key)
             entries = "; ".join(f"`{op_name(op)}` {category(cat)}" for op, cat in run.categories.items())
             col.caption(t["policy_line"].format(device=t["device_short"][run.device], entries=entries))
         landmarks = ev.devices[0].landmarks
@@ -177,7 +178,8 @@ def promote_view(c: claims.Checked, words: dict) -> None:
         cuda_out=cuda.landmarks["out"],
     )
     say(c, words, fields)
-    table(probes_table(ev))
+    with expert(lesson_words()["details"], heading="none"):  # one row per probed op: folded when presenting
+        table(probes_table(ev))
 
 
 def fallback_view(c: claims.Checked, words: dict) -> None:
@@ -186,7 +188,8 @@ def fallback_view(c: claims.Checked, words: dict) -> None:
     listed = [p for p in ev.on("cuda").probes if p.function not in judged]
     fields = dict(cuda_listed=code_list(f"{p.function} → {p.output_dtype}" for p in listed))
     say(c, words, fields)
-    table(functions_table(ev))
+    with expert(lesson_words()["details"], heading="none"):
+        table(functions_table(ev))
 
 
 def cpu_autocast_view(c: claims.Checked, words: dict) -> None:
@@ -206,9 +209,7 @@ def cpu_autocast_view(c: claims.Checked, words: dict) -> None:
     say(c, words, fields)
     for col, probe in zip(st.columns(len(ev.probes)), ev.probes, strict=True):
         col.caption(t["cpu_probe"].format(dtype=probe.autocast_dtype, inputs=", ".join(probe.input_dtypes)))
-        col.plotly_chart(
-            policy_fig.call_steps_figure(list(probe.steps)), width="stretch", key=f"cpu_{probe.autocast_dtype}"
-        )
+        chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=f"cpu_{probe.autocast_dtype}")
 
 
 def embedding_view(c: claims.Checked, words: dict) -> None:
@@ -237,7 +238,8 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
             fwd, grad = run.activations.get(name, ("—", "—"))
             row[cols["forward_gradient"].format(device=t["device_short"][run.device])] = t["pair"].format(a=fwd, b=grad)
         rows.append(row)
-    table(rows)
+    with expert(t["details"], heading="none"):
+        table(rows)
     params = ev.devices[0].parameter_grads
     grads = [
         {cols["parameter"]: p}
@@ -325,7 +327,7 @@ def range_view(c: claims.Checked, words: dict) -> None:
     )
     say(c, words, fields)
     fig = formats_fig.range_figure([f32, bf, ev.float16], labels=range_labels())
-    st.plotly_chart(fig, width="stretch", key=f"range_{c.claim}")
+    chart(fig, key=f"range_{c.claim}")
 
 
 def storage_table(ev: claims.StorageEvidence) -> list[dict]:
@@ -348,7 +350,7 @@ def storage_figure(c: claims.Checked, ev: claims.StorageEvidence, container) -> 
     markers = {t["marker"].format(i=i + 1): v for i, v in enumerate(ev.values)}
     labels = {**range_labels(), "range_title": ""}
     fig = formats_fig.range_figure([ev.claimed.format, ev.contrast.format], markers, labels=labels)
-    container.plotly_chart(fig, width="stretch", key=f"storage_{c.claim}")
+    chart(fig, where=container, key=f"storage_{c.claim}")
 
 
 def storage_view(c: claims.Checked, words: dict) -> None:
@@ -415,7 +417,7 @@ def pair_figure(c: claims.Checked, pair: claims.ScorePair) -> None:
     lines = [formats.number_line(f.format, lo, hi) for f in pair.formats]
     st.caption(t["labels"]["number_line_title"])
     fig = claims_fig.close_scores_figure(lines, [pair], labels=t["labels"], number_line_labels=number_line_labels())
-    st.plotly_chart(fig, width="stretch", key=f"scores_{c.claim}")
+    chart(fig, key=f"scores_{c.claim}")
 
 
 def close_scores_view(c: claims.Checked, words: dict) -> None:
@@ -500,7 +502,7 @@ def scaler_view(c: claims.Checked, words: dict) -> None:
     names, cols = t["recipe_names"], t["recipe_cols"]
     left, right = st.columns(2)
     fig = claims_fig.lost_gradients_figure(ev.recipes, names=names, labels=t["labels"])
-    left.plotly_chart(fig, width="stretch", key=f"lost_{c.claim}")
+    chart(fig, where=left, key=f"lost_{c.claim}")
     rows = [
         {
             cols["recipe"]: names[r.recipe],
@@ -544,7 +546,7 @@ def speed_view(c: claims.Checked, words: dict) -> None:
     for key, codes in (("tells", ev.tells), ("cannot_tell", ev.cannot_tell)):
         items = t["list_joiner"].join(scope[code].format(capability=ev.cpu_capability) for code in codes)
         st.markdown(words[key].format(items=items))
-    st.plotly_chart(claims_fig.speed_figure(ev, labels=t["labels"]), width="stretch", key=f"speed_{c.claim}")
+    chart(claims_fig.speed_figure(ev, labels=t["labels"]), key=f"speed_{c.claim}")
     cols = t["speed_cols"]
     rows = [
         {
@@ -586,7 +588,7 @@ def accumulation_view(c: claims.Checked, words: dict) -> None:
     say(c, words, fields)
     left, right = st.columns(2)
     fig = claims_fig.accumulation_figure(ev, labels=t["labels"])
-    left.plotly_chart(fig, width="stretch", key=f"accumulation_{c.claim}")
+    chart(fig, where=left, key=f"accumulation_{c.claim}")
     cols, names = t["match_cols"], t["match_names"]
     rows = [
         {cols["how"]: names[how].format(device=t["measured_on"][ev.device]), cols["share"]: f"{share:.2%}"}

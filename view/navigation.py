@@ -33,11 +33,12 @@ def leave_legacy_pages_mode() -> None:
 
 def navigation() -> tuple[StreamlitPage, lessons.Lesson]:
     """One st.Page per registered lesson, titled and ordered as the registry says; returns the page this run shows
-    (call its .run()) and its lesson. The first lesson is the home page, whose URL path is empty."""
+    (call its .run()) and its lesson. The lesson marked `home` is the home page, whose URL path is empty."""
     pages = {}
     for entry in lessons.LESSONS:
         words = text.section(entry.slug)
-        page = st.Page(entry.page, title=words.get("nav", words["title"]), icon=entry.icon, url_path=entry.slug)
+        title = words.get("nav", words["title"])
+        page = st.Page(entry.page, title=title, icon=entry.icon, url_path=entry.slug, default=entry.home)
         pages[page] = entry
     current = st.navigation(list(pages))
     return current, pages[current]

@@ -1,4 +1,6 @@
-"""Scaffolding every page shares: its header, the warnings queued while reading config, dtype badges."""
+"""Scaffolding every page shares: its header, the warnings queued while reading config, dtype badges, and the two
+helpers that adapt a page to presenter mode (`chart` for every plotly figure, `expert` for tables that only experts
+read)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from view import text
-from view.figures.style import dtype_color
+from view.figures.style import dtype_color, presented
 from view.navigation import leave_legacy_pages_mode
 
 
@@ -60,11 +62,42 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
+PERSONAL_KEYS = ("present", "follow")  # this browser's role in a class, never part of a link to a view
+
+
+def presenting() -> bool:
+    """Whether this session is in presenter mode (`?present=1`, the sidebar toggle): larger type for a projector."""
+    return bool(st.session_state.get("present", False))
+
+
+def chart(fig, *, where=st, key: str | None = None) -> None:
+    """Show a plotly figure, full width; in presenter mode with projector-sized text (a per-session copy: figures
+    are shared and stay free of Streamlit). `where` is the container (a column, a placeholder)."""
+    where.plotly_chart(presented(fig) if presenting() else fig, width="stretch", key=key)
+
+
+@contextmanager
+def expert(title: str, *, where=st, heading: str = "subheader") -> Iterator[None]:
+    """A section only experts need (library disagreements, every finfo field, long op tables): shown as usual under
+    its title (`heading` "subheader", "bold", or "none" for no title), folded into a closed expander titled `title`
+    in presenter mode, so the lesson's main points stay on the screen."""
+    if presenting():
+        with where.expander(title):
+            yield
+        return
+    with where.container():
+        if heading == "subheader":
+            st.subheader(title)
+        elif heading == "bold":
+            st.markdown(f"**{title}**")
+        yield
+
+
 def share_link(url_path: str) -> None:
     """The link that reopens this exact view: this page plus every piece of state in the URL."""
     words = text.section("common")
     base = urlsplit(st.context.url or "http://localhost:8501")
-    query = urlencode(st.query_params.to_dict())
+    query = urlencode({k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL_KEYS})
     link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
     st.sidebar.caption(words["share"])
     st.sidebar.code(link, language=None, wrap_lines=True)

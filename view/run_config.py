@@ -14,6 +14,7 @@ import streamlit as st
 import mpviz
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, clamp
 from view import navigation, text
+from view.glossary import term_help
 from view.page import warn
 from view.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 
@@ -115,7 +116,12 @@ def _controls(words, devices: list[str]) -> None:
     sb.header(words["sidebar_title"])
     sb.selectbox(words["device"], devices, key="device", format_func=lambda d: words["device_labels"].get(d, d))
     sb.segmented_control(
-        words["dtype"], DTYPE_CHOICES, key="dtype", format_func=words["dtype_labels"].get, required=True
+        words["dtype"],
+        DTYPE_CHOICES,
+        key="dtype",
+        format_func=words["dtype_labels"].get,
+        required=True,
+        help=term_help("autocast"),
     )
     sb.number_input(words["seq"], 1, LIMITS.max_seq_len, key="seq")
     c1, c2 = sb.columns(2)

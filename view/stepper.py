@@ -12,6 +12,11 @@ session:
     {"bundle": <LessonBundle.to_json()>, "text": {"ui": <stepper.toml>, "glossary": <glossary.toml>},
      "style": {"dtype_colors": {dtype: "#rrggbb"}}, "meta": {"key": <component key>, "locale": "en"}}
 
+In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true, and the stepper
+then sends its place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the
+presenter's session only), which `mount_stepper` leaves in session state under PLACE for view.follow to publish.
+Python moves the stepper with view.goto.
+
 Every piece is serialised once per process and the joined payload is cached (keyed on the bundle's bytes object,
 whose hash Python keeps), so a mount costs a dictionary lookup here; what remains is Streamlit's own hashing and
 sending of the element. Callers should keep the bundle JSON as one shared `bytes` object (st.cache_resource,
@@ -31,6 +36,8 @@ from view.figures.style import DTYPE_COLORS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "components" / "stepper"
 SCRIPTS = ("floatbits.js", "graphlayout.js", "stepper.js")  # plain scripts first; stepper.js is the module
+PRESENTER_SCALE = 1.25  # the stepper's type in presenter mode: 20 px instead of 16
+PLACE = "_stepper_place"  # session key: the presenter's stepper place, as its last rerun reported it
 
 
 def _asset(name: str) -> str:
@@ -79,16 +86,32 @@ def _join(bundle: bytes, text: bytes, colors: bytes, meta: bytes) -> bytes:
 
 
 @lru_cache(maxsize=16)
-def _meta(key: str, locale: str) -> bytes:
-    return json.dumps({"key": key, "locale": locale}, separators=(",", ":")).encode()
+def _meta(key: str, locale: str, scale: float = 1.0, publish: bool = False) -> bytes:
+    meta: dict = {"key": key, "locale": locale}
+    if scale != 1.0:
+        meta["scale"] = scale
+    if publish:
+        meta["publish"] = 1
+    return json.dumps(meta, separators=(",", ":")).encode()
 
 
 def stepper_payload(
-    bundle_json: str | bytes, text: dict, colors: dict, *, key: str = "stepper", locale: str = "en"
+    bundle_json: str | bytes,
+    text: dict,
+    colors: dict,
+    *,
+    key: str = "stepper",
+    locale: str = "en",
+    presenter: bool = False,
 ) -> bytes:
     """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session."""
     bundle = _utf8(bundle_json) if isinstance(bundle_json, str) else bytes(bundle_json)
-    return _join(bundle, _json_once(text), _json_once(colors), _meta(key, locale))
+    meta = _meta(key, locale, PRESENTER_SCALE, True) if presenter else _meta(key, locale)
+    return _join(bundle, _json_once(text), _json_once(colors), meta)
+
+
+def _moved() -> None:
+    """The presenter's stepper moved: its new place is read from the mount's result in the rerun that follows."""
 
 
 def mount_stepper(
@@ -98,11 +121,13 @@ def mount_stepper(
     key: str = "stepper",
     colors: dict | None = None,
     locale: str = "en",
+    presenter: bool = False,
 ) -> None:
     """Show the stepper for one lesson bundle (`mpviz.bundle.LessonBundle.to_json()`, ideally as shared bytes).
 
     `text` defaults to this locale's stepper + glossary tables; `colors` to the app's DTYPE_COLORS. `key` names the
     component instance (and its saved place in the browser's sessionStorage); keep it stable across reruns.
+    `presenter`: projector-sized, and the stepper reports its place (session state PLACE) for the follow-me room.
     """
     payload = stepper_payload(
         bundle_json,
@@ -110,5 +135,10 @@ def mount_stepper(
         colors if colors is not None else DTYPE_COLORS,  # the plotly figures' colours: one palette everywhere
         key=key,
         locale=locale,
+        presenter=presenter,
     )
-    _component(key=key, data=payload, width="stretch", height="content")
+    if not presenter:
+        _component(key=key, data=payload, width="stretch", height="content")
+        return
+    result = _component(key=key, data=payload, width="stretch", height="content", on_view_change=_moved)
+    st.session_state[PLACE] = result.view if isinstance(result.view, dict) else None

@@ -8,14 +8,15 @@ the same view, and are replaced by the current key when the URL is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
+from mpviz import lessons
 from view import text
-from view.page import warn
+from view.page import PERSONAL_KEYS, warn
 
 
 @dataclass(frozen=True)
@@ -100,3 +101,33 @@ def write_url(params: list[UrlParam]) -> None:
                 del st.query_params[p.key]
         elif st.query_params.get(p.key) != p.dump(value):
             st.query_params[p.key] = p.dump(value)
+
+
+KEEP = ("lang", *PERSONAL_KEYS)  # a session's own settings: opening another view keeps them
+BROWSER_KEYS = ("step", "view", "phase", "head", "el", "em", "er", "ec")  # the stepper's: moved by view.goto
+_REQUESTED = "_open_view"
+
+
+def open_view(page: str, query: Mapping[str, str]) -> None:
+    """Ask for lesson `page` with exactly `query` as its URL state (every key it does not name at its default, the
+    session's own KEEP settings kept). Safe in a widget callback; the next run (or this one, if its app.py has not
+    reached `open_requested_view` yet) applies it."""
+    st.session_state[_REQUESTED] = (page, {k: str(v) for k, v in query.items()})
+
+
+def open_requested_view(current_page: str) -> None:
+    """At the top of a run, before any widget: apply `open_view`'s request. Every URL state the old or the new view
+    names is dropped from session state, so `seed_from_url` reads it again from the new URL; another page is
+    switched to (this run ends there)."""
+    requested = st.session_state.pop(_REQUESTED, None)
+    if requested is None:
+        return
+    page, query = requested
+    kept = {k: st.query_params[k] for k in KEEP if k in st.query_params}
+    declared = set().union(*DECLARED.values())  # every key a page has seeded: only those live in session state
+    for key in ({*st.query_params, *query} & declared) - set(KEEP):
+        st.session_state.pop(key, None)
+    new = {**query, **kept}
+    if page != current_page:
+        st.switch_page(lessons.lesson(page).page, query_params=new)
+    st.query_params.from_dict(new)

@@ -35,6 +35,9 @@ FALLBACK_COLOR = "#777777"
 FIELD_COLORS = {"sign": "#E15759", "exponent": "#4E79A7", "mantissa": "#59A14F"}
 MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
 LAYOUT = dict(template="plotly_white", font=dict(size=15), margin=dict(l=10, r=10, t=40, b=10))
+# Presenter mode (a projector at the back of a classroom): text at least these sizes, in px.
+PRESENTER_FONT = {"text": 18, "axis": 16, "axis_title": 18, "legend": 16, "title": 22}
+PRESENTER_INK = "#111111"
 
 
 def dtype_color(dtype: str | None) -> str:
@@ -69,3 +72,26 @@ def value_log_axis(values) -> dict:
     ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
     text = [f"{t:g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e") for t in ticks]
     return dict(type="log", tickvals=ticks, ticktext=text)
+
+
+def presented(fig: go.Figure) -> go.Figure:
+    """A copy of `fig` for presenter mode: larger, darker text; explicit sizes below the minimum raised, never
+    lowered. A copy because figures can be shared (cached results, other sessions); text inside traces (bit boxes,
+    bar labels) keeps its size, which its geometry was made for."""
+    out = go.Figure(fig)
+    size, ink = PRESENTER_FONT, PRESENTER_INK
+    layout = out.layout
+    layout.font.size = max(layout.font.size or 0, size["text"])
+    layout.font.color = ink
+    layout.legend.font.size = max(layout.legend.font.size or 0, size["legend"])
+    layout.title.font.size = max(layout.title.font.size or 0, size["title"])
+    layout.hoverlabel.font.size = max(layout.hoverlabel.font.size or 0, size["axis"])
+    for axis in (*out.select_xaxes(), *out.select_yaxes()):
+        axis.tickfont.size = max(axis.tickfont.size or 0, size["axis"])
+        axis.tickfont.color = ink
+        axis.title.font.size = max(axis.title.font.size or 0, size["axis_title"])
+    for trace in out.data:
+        colorbar = getattr(trace, "colorbar", None)
+        if colorbar is not None:
+            colorbar.tickfont.size = max(colorbar.tickfont.size or 0, size["axis"])
+    return out

@@ -1,7 +1,10 @@
 // The attention lesson in the browser: steps through a lesson bundle (mpviz.bundle) without asking the server.
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
-// "meta": {"key", "locale"}}. All words come from "text"; everything else from the bundle. Nothing here builds
-// HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
+// "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
+// meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
+// (state "view": a presenter's room publishes it to followers). Python moves the stepper through the "go to"
+// channel (assets/components/goto/goto.js): a window event, or a pending target picked up on load.
+// Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
 // Runs after floatbits.js and graphlayout.js (concatenated into one module by view/stepper.py).
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -21,8 +24,10 @@ if (!REGISTRY.history) {
     };
   }
 }
+const GOTO = (window[Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null });  // goto.js
 const PARAMS = ["step", "view", "phase", "head", "el"];
 const LEGACY_EL = ["em", "er", "ec"];
+const PERSONAL = ["present", "follow"];  // this browser's role in a class (view/page.py): never in a copied link
 const VIEWS = ["story", "full"];
 // ←/→ step the lesson unless focus is somewhere those keys already mean something
 const FIELD_TAGS = new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
@@ -44,6 +49,7 @@ export default function mountStepper(component) {
     app = new Stepper(root);
     APPS.set(root, app);
   }
+  app.publishTo = component.setStateValue;
   app.load(component.data);
   return () => app.detach();
 }
@@ -119,11 +125,17 @@ class Stepper {
     this.onKey = (e) => this.handleKey(e);
     this.resize = new ResizeObserver(() => this.scheduleLayout());
     this.explore = null;  // {value} while the ±ulp / bit buttons explore away from the element's own value
+    this.onGoto = (e) => this.goTo(e.detail);
+    this.publishTo = null;  // the component's setStateValue (see mountStepper)
+    this.published = null;  // JSON of the place last sent to Python
   }
 
   // ── data ──
   load(data) {
-    if (data === this.raw || sameBytes(data, this.raw)) return this.attach();  // a rerun that sent the same run
+    if (data === this.raw || sameBytes(data, this.raw)) {  // a rerun that sent the same run
+      this.attach();
+      return this.takePendingGoto();
+    }
     this.raw = data;
     const payload = typeof data === "string" ? JSON.parse(data)
       : data instanceof Uint8Array || data instanceof ArrayBuffer ? JSON.parse(new TextDecoder().decode(data))
@@ -138,8 +150,61 @@ class Stepper {
     if (before) this.st.pos = this.positionOf(this.matchEvent(before));  // a new run: keep the same tensor
     else this.st = this.restoreState();
     this.explore = null;
+    this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
     this.build();
     this.attach();
+    this.takePendingGoto();
+    this.publish();
+  }
+
+  // ── the go-to channel and publishing (presenter mode) ──
+  takePendingGoto() {
+    if (GOTO.pending && GOTO.pending.id !== GOTO.consumed) this.goTo(GOTO.pending);
+  }
+
+  // move to a place named by Python: {id, target: {landmark | key | nonfinite | step, view, phase, head, el}};
+  // each id once (GOTO.consumed), whichever stepper takes it
+  goTo(d) {
+    const t = d?.target;
+    if (!d || !t || d.id === GOTO.consumed || !this.b) return;
+    if (!["landmark", "key", "step", "nonfinite"].some((k) => k in t)) return;  // not the stepper's (a heading)
+    GOTO.consumed = d.id;
+    this.stopPlay();
+    if (VIEWS.includes(t.view)) this.st.view = t.view;
+    if (PHASES.includes(t.phase)) this.st.phase = t.phase;
+    if (t.head !== undefined) this.st.head = Math.max(0, parseInt(t.head, 10) || 0);
+    if (t.el !== undefined) {
+      const el = String(t.el).split(".");
+      this.st.el = [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
+    }
+    const i = typeof t.key === "string" && this.keyIndex.has(t.key) ? this.keyIndex.get(t.key)
+      : typeof t.landmark === "string" && Object.hasOwn(this.b.landmarks, t.landmark) ? this.b.landmarks[t.landmark]
+      : t.nonfinite && this.b.first_nonfinite ? this.b.first_nonfinite.event  // the op the red banner names
+      : null;
+    if (i !== null) {
+      if (this.st.phase !== "all" && this.b.events[i].phase !== this.st.phase) this.st.phase = "all";
+      this.st.pos = this.positionOf(i);
+    } else {
+      this.st.pos = Math.max(0, Math.min(this.list().length - 1, parseInt(t.step, 10) || 0));
+    }
+    if (this.heat) {
+      const heads = this.sample(this.probsEvent).shape[0];
+      this.st.head = Math.min(this.st.head, heads - 1);
+    }
+    this.explore = null;
+    this.render();
+  }
+
+  // presenter mode: send this place to Python (one rerun there; its room tells the followers)
+  publish() {
+    if (!this.meta.publish || !this.publishTo || !this.b) return;
+    const e = this.event();
+    const place = { step: this.st.pos, view: this.st.view, phase: this.st.phase, head: this.st.head,
+      el: this.st.el.join("."), key: e.key };
+    const json = JSON.stringify(place);
+    if (json === this.published) return;
+    this.published = json;
+    this.publishTo("view", place);
   }
 
   setBundle(b) {
@@ -1440,7 +1505,9 @@ class Stepper {
 
   async copyLink() {
     this.writeUrl();
-    const url = location.href;
+    const link = new URL(location.href);
+    for (const k of PERSONAL) link.searchParams.delete(k);
+    const url = link.toString();
     try {
       await navigator.clipboard.writeText(url);
       this.copyBtn.textContent = this.ts("controls.copied");
@@ -1494,6 +1561,7 @@ class Stepper {
     clearTimeout(this.urlTimer);
     const next = this.mergeUrl(location.href);
     if (next !== location.href) REGISTRY.history.replace(history.state, "", next);
+    this.publish();
   }
 
   // `url` with this stepper's keys set to its current state (and old element keys gone), if it is a URL of the page
@@ -1520,6 +1588,7 @@ class Stepper {
     this.path = location.pathname;
     REGISTRY.active = this;
     window.addEventListener("keydown", this.onKey);
+    window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
     this.tipOver = (e) => this.showTip(e);
     this.tipOut = () => this.hideTip();
@@ -1536,6 +1605,7 @@ class Stepper {
     this.writeUrl();
     if (REGISTRY.active === this) REGISTRY.active = null;
     window.removeEventListener("keydown", this.onKey);
+    window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
     this.app.removeEventListener("mouseover", this.tipOver);
     this.app.removeEventListener("focusin", this.tipOver);

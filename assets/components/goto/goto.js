@@ -1,0 +1,30 @@
+// The "go to" channel (view/goto.py): Python tells the page where to go without reloading it. The component draws
+// nothing; its data is {id, target}. A target is delivered once per id: remounts and reruns that repeat the same
+// data do nothing. It is handed on in two ways, so the order of mounting does not matter:
+//  - window event "mpviz:goto" (detail = {id, target}) for whoever listens now (the attention stepper);
+//  - the registry's `pending`, which a stepper that mounts later consumes (it records the id in `consumed`).
+// A target's `heading` (the text of a heading of the page) is scrolled into view, below the tour's sticky bar.
+// No network, no HTML from strings.
+
+const GOTO = (window[Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null });
+const HEADING_TRIES = 20;  // the page may still be drawing: look again every 100 ms, 2 s at most
+
+export default function goTo(component) {
+  const d = component.data;
+  if (!d || typeof d !== "object" || !d.id || d.id === GOTO.last) return;
+  GOTO.last = d.id;
+  GOTO.pending = d;
+  window.dispatchEvent(new CustomEvent("mpviz:goto", { detail: d }));
+  if (typeof d.target?.heading === "string") scrollToHeading(d.target.heading, HEADING_TRIES);
+}
+
+function scrollToHeading(text, tries) {
+  const want = text.trim();
+  const found = [...document.querySelectorAll("h1, h2, h3, h4")].find((h) => h.textContent.trim() === want);
+  if (found) {
+    const bar = document.querySelector(".st-key-tour_bar");  // the guided lesson's sticky bar covers the top
+    found.style.scrollMarginTop = `${bar ? bar.getBoundingClientRect().bottom + 12 : 0}px`;
+    found.scrollIntoView({ block: "start", behavior: "smooth" });
+  }
+  else if (tries > 0) setTimeout(() => scrollToHeading(text, tries - 1), 100);
+}

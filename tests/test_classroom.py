@@ -1,0 +1,209 @@
+"""The classroom around the lessons, through AppTest: the guided lesson (every stop's words and link, the Next
+chain), presenter mode (projector-sized charts, expert tables folded, the stepper's meta), follow-me without a
+browser (a follower's first run opens the presenter's view), glossary tooltips, and hostile classroom URLs.
+
+What the browser does with it (the stepper moving without a reload, a follower following within 2 s, the cost of
+30 followers) is in tests/test_classroom_browser.py.
+"""
+
+import json
+import re
+import string
+
+import pytest
+
+from mpviz import lessons
+from mpviz.policy import CATEGORIES, UNCLASSIFIED
+from tests.apptest import failures, page_app
+from tests.hostile import unsafe_markup
+from view import glossary, text, tour
+from view.figures.style import PRESENTER_FONT
+from view.rooms import ROOMS
+from view.url import BROWSER_KEYS, KEEP
+
+TOUR_WORDS = ("title", "question", "notice")
+NUMBER = re.compile(r"(?<![\w.^])\d+(?:[.,]\d+)?(?![\w])")  # a number standing alone ("16" in float16 is not)
+
+
+def _goto_targets(at) -> list[dict]:
+    """The go-to channel's targets mounted in this run (the stepper's payload is bytes, the channel's JSON)."""
+    return [
+        json.loads(e.proto.json)["target"] for e in at.get("bidi_component") if e.proto.WhichOneof("data") == "json"
+    ]
+
+
+def _stepper_payload(at) -> dict:
+    (mount,) = [e for e in at.get("bidi_component") if e.proto.WhichOneof("data") == "bytes"]
+    return json.loads(mount.proto.bytes)
+
+
+def _query(at) -> dict[str, str]:
+    """The URL's query as the script left it (AppTest keeps values the test set as str, the script's as lists)."""
+    return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def _shown(at) -> set[str]:
+    return {h.value for h in (*at.header, *at.subheader, *at.title)}
+
+
+# ── the guided lesson ───────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize("lang", sorted(p.name for p in text.LOCALES.iterdir() if (p / "tour.toml").exists()))
+def test_every_stop_has_words_that_quote_only_measurements(lang):
+    words = text.load(lang, "tour")
+    stops = tour.stops()
+    assert 8 <= len(stops) <= 12
+    assert set(words["stops"]) == {s.id for s in stops}, "the words and the stops are the same set"
+    for stop in stops:
+        assert stop.page in {entry.slug for entry in lessons.LESSONS}
+        assert stop.target is not None or stop.section is not None, stop.id
+        for key in TOUR_WORDS:
+            template = words["stops"][stop.id][key]
+            assert template.strip(), (stop.id, key)
+            assert tour.fields(template) <= set(tour.FACTS), (stop.id, key)
+            literal = "".join(t for t, *_ in string.Formatter().parse(template))  # the text between the fields
+            assert not NUMBER.findall(literal), (lang, stop.id, key, NUMBER.findall(literal))
+    assert set(text.load(lang, "tour")["bar"]) == set(text.load("en", "tour")["bar"])
+
+
+def _check_stop(at, n: int, stop: tour.Stop) -> None:
+    """The page of stop `n` ran cleanly, shows its bar with every fact filled in, and shows what the stop names."""
+    assert not failures(at), (n, failures(at))
+    assert at.session_state["_page"] == stop.page and _query(at)["tour"] == str(n)
+    words = tour.stop_words(stop)
+    bar = [m.value for m in at.markdown if words["title"] in m.value]
+    assert bar, (n, "the stop's bar")
+    (popover,) = at.get("popover")  # "what to notice", filled after the page ran
+    (notice,) = [m.value for m in popover.markdown]
+    assert notice.startswith(words["notice"].split("{")[0]) and not re.search(r"[{}]", notice), (n, notice)
+    if stop.section is not None:
+        assert text.section(stop.page)[stop.section] in _shown(at), (n, stop.section)
+    if stop.target is not None:
+        bundle = _stepper_payload(at)["bundle"]
+        if "landmark" in stop.target:
+            assert stop.target["landmark"] in bundle["landmarks"]
+        if stop.target.get("nonfinite"):
+            assert bundle["first_nonfinite"] is not None, "this run makes an inf: the stop names it"
+        for key, value in stop.query.items():
+            shown = {"device": bundle["run"]["device"], "softmax": bundle["run"]["config"]["softmax"]}
+            assert shown.get(key, value) == value
+
+
+def test_next_visits_every_stop_and_every_stop_link_opens_it():
+    stops = tour.stops()
+    at = page_app(lessons.lesson(stops[0].page).page, tour="1").run()
+    links = {}
+    for n, stop in enumerate(stops, start=1):
+        if n > 1:
+            at.button(key="tour_next").click().run()
+        _check_stop(at, n, stop)
+        target = tour.target(stop)
+        assert _goto_targets(at) == [target], (n, "its place is delivered on arrival")
+        links[n] = _query(at)
+        assert links[n] == {**{k: v for k, v in stop.query.items() if k in links[n]}, "tour": str(n)}
+    assert at.button(key="tour_next").disabled and not at.button(key="tour_back").disabled
+    at.button(key="tour_back").click().run()
+    _check_stop(at, len(stops) - 1, stops[-2])
+    for n, stop in enumerate(stops, start=1):  # the link each stop leaves in the address bar, opened fresh
+        fresh = page_app(lessons.lesson(stop.page).page, **links[n]).run()
+        _check_stop(fresh, n, stop)
+        assert _goto_targets(fresh) == [tour.target(stop)]
+
+
+def test_leaving_the_tour_and_a_stop_on_another_page():
+    at = page_app("pages/formats.py", tour="2").run()  # stop 2 is on the attention lesson
+    assert not failures(at)
+    assert any(b.key == "tour_reopen" for b in at.button) and not _goto_targets(at)
+    at.button(key="tour_leave").click().run()
+    assert not failures(at) and "tour" not in at.query_params and not at.get("popover")
+
+
+# ── presenter mode ──────────────────────────────────────────────────────────────────────────────────────────
+def _axis_tick_sizes(at) -> list[int]:
+    sizes = []
+    for chart in at.get("plotly_chart"):
+        layout = json.loads(chart.proto.spec)["layout"]
+        base = layout.get("font", {}).get("size", 12)
+        for name, axis in layout.items():
+            if name.startswith(("xaxis", "yaxis")):
+                sizes.append(axis.get("tickfont", {}).get("size", base))
+    return sizes
+
+
+EXPERT = {  # page → the expert sections presenter mode folds into expanders (their words)
+    "policy": ("table", "how_probed"),
+    "formats": ("libraries", "finfo", "properties"),
+}
+
+
+@pytest.mark.parametrize("slug", ["policy", "formats", "claims"])
+def test_presenter_mode_enlarges_every_chart_and_folds_expert_tables(slug):
+    page = lessons.lesson(slug).page
+    normal = page_app(page).run()
+    presenter = page_app(page, present="1").run()  # the same process: nothing leaks between sessions
+    assert not failures(normal) and not failures(presenter)
+    big, small = _axis_tick_sizes(presenter), _axis_tick_sizes(normal)
+    assert big and len(big) == len(small)
+    assert min(big) >= PRESENTER_FONT["axis"] > max(small)
+    folded = {e.label for e in presenter.expander} - {e.label for e in normal.expander}
+    words = text.section(slug)
+    assert {words[k] for k in EXPERT.get(slug, ())} <= folded
+    if slug == "claims":
+        assert len(presenter.expander) > len(normal.expander)  # the per-op tables of the policy claims
+    assert _query(presenter)["present"] == "1" and "present" not in normal.query_params
+
+
+def test_presenter_stepper_is_scaled_and_reports_its_place():
+    normal, presenter = (page_app("pages/attention.py", **q).run() for q in ({}, {"present": "1"}))
+    assert _stepper_payload(normal)["meta"] == {"key": "stepper", "locale": "en"}
+    meta = _stepper_payload(presenter)["meta"]
+    assert meta["scale"] > 1 and meta["publish"]
+    assert _stepper_payload(normal)["bundle"] == _stepper_payload(presenter)["bundle"]
+
+
+# ── follow-me, server side ──────────────────────────────────────────────────────────────────────────────────
+def test_a_follower_opens_the_presenters_view_and_can_stop():
+    presenter = page_app("pages/formats.py", present="1", value="70000", dtype="fp16").run()
+    assert not failures(presenter)
+    (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)  # the link handed to the students
+    room = ROOMS.get(code)
+    assert room.view.page == "formats" and room.view.query["dtype"] == "fp16"
+    assert not set(room.view.query) & {*KEEP, *BROWSER_KEYS}, "a follower keeps its own settings"
+    follower = page_app("pages/attention.py", follow=code).run()  # the link lands on the home page
+    assert not failures(follower)
+    assert follower.session_state["_page"] == "formats" and _query(follower)["value"] == "70000"
+    assert follower.session_state["dtype"] == "fp16" and _query(follower)["follow"] == code
+    assert any(code in i.value for i in follower.sidebar.info)
+    follower.switch_page("pages/formats.py")  # where the browser now is (AppTest reruns its own page otherwise)
+    follower.sidebar.button(key="stop_following").click().run()
+    assert not failures(follower) and "follow" not in follower.query_params
+    assert follower.session_state["_page"] == "formats" and follower.session_state["value"] == "70000"
+    presenter.toggle(key="present").set_value(False).run()  # presenter mode off: the room closes
+    assert ROOMS.get(code) is None
+
+
+# ── glossary ────────────────────────────────────────────────────────────────────────────────────────────────
+def test_glossary_tooltips_come_from_the_one_glossary_file():
+    terms = glossary.terms()
+    assert {*CATEGORIES, UNCLASSIFIED, "autocast", "cast", "ulp", "subnormal", "loss_scale"} <= set(terms)
+    page = page_app("pages/glossary.py").run()
+    assert not failures(page)
+    listed = "\n".join(m.value for m in page.markdown)
+    assert all(t["term"] in listed and t["text"] in listed for t in terms.values())
+    policy = page_app("pages/policy.py").run()
+    counts = next(h for h in policy.subheader if h.value == text.section("policy")["counts"])
+    assert counts.proto.help == glossary.term_help(*CATEGORIES, UNCLASSIFIED)
+    sidebar = page_app("pages/attention.py").run().sidebar  # the run config's autocast dtype
+    (dtype,) = [e.proto for e in sidebar.get("button_group") if e.proto.help]
+    assert dtype.help == glossary.term_help("autocast") and terms["autocast"]["text"] in dtype.help
+
+
+# ── hostile classroom URLs ──────────────────────────────────────────────────────────────────────────────────
+def test_bad_classroom_parameters_warn_and_fall_back():
+    at = page_app("pages/glossary.py", tour="99", follow="x` [a](https://e.x)", present="maybe").run()
+    assert not failures(at)
+    warned = " ".join(w.value for w in at.warning)
+    assert "tour=99" in warned and "present=maybe" in warned and "follow=" in warned
+    assert not unsafe_markup(warned)
+    assert not at.get("popover") and at.session_state["follow"] == ""
+    waiting = page_app("pages/glossary.py", follow="nobody_here").run()
+    assert not failures(waiting) and any("nobody_here" in i.value for i in waiting.sidebar.info)

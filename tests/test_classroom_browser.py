@@ -1,0 +1,246 @@
+"""The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading
+the page, a follower follows a presenter within 2 s and stays put after stopping, and (slow) what 30 followers of
+one room cost the server, printed.
+
+The 30 followers are small websocket clients that behave like a browser tab for this purpose: they open the follow
+link, then send the follow fragment's auto-rerun every interval the server asked for, as Streamlit's frontend does.
+"""
+
+import asyncio
+import os
+import re
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
+
+from tests.browser import APP_IDLE
+from tests.test_stepper import STATE, RerunCounter
+from view import text, tour
+from view.follow import POLL_S
+from view.websocket_session import MAX_MESSAGE_BYTES, rerun_request
+
+FOLLOW_WITHIN_MS = 2000  # acceptance (issue 9): a follower shows the presenter's step within 2 s
+FOLLOWERS = 30
+IDLE_S = 10.0
+MOVES = 10
+MOVE_EVERY_S = 1.0
+
+
+def _open(context, url, *, state=True):
+    page = context.new_page()
+    counter = RerunCounter(page)
+    page.goto(url)
+    page.wait_for_selector(APP_IDLE, timeout=120_000)
+    if state:
+        page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    return page, counter
+
+
+def _room_code(page) -> str:
+    link = page.locator("[data-testid=stSidebar] [data-testid=stCode] code").first.text_content()
+    return re.search(r"follow=([A-Za-z0-9_-]+)", link).group(1)
+
+
+# ── the guided lesson ───────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.browser
+def test_a_tour_stop_moves_the_stepper_without_reloading_and_scrolls_to_its_section(browser, streamlit_server):
+    server, _ = streamlit_server
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page, _ = _open(context, f"{server}/?tour=2")
+    stops = tour.stops()
+    page.wait_for_function(f"({STATE})().landmarks.includes('{stops[1].target['landmark']}')", timeout=30_000)
+    page.evaluate("window.__samePage = true")  # survives only if the page is never reloaded
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["next"]).click()  # stop 3: another run config
+    page.wait_for_function(f"({STATE})() && ({STATE})().landmarks.includes('{stops[2].target['landmark']}')")
+    assert "device=cuda-sim" in page.url
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["next"]).click()  # stop 4: the first inf
+    page.wait_for_function(f"({STATE})() && ({STATE})().title.includes('exp')", timeout=60_000)
+    assert page.evaluate("window.__samePage === true") and "view=full" in page.url
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["next"]).click()  # stop 5: another lesson
+    page.wait_for_function("() => location.pathname.endsWith('/softmax')", timeout=60_000)
+    page.wait_for_selector(APP_IDLE, timeout=120_000)
+    heading = text.load("en", "softmax")[stops[4].section]
+    page.wait_for_function(  # its section's heading, scrolled to just below the tour's sticky bar
+        """(h) => { const e = [...document.querySelectorAll('h2, h3')].find(x => x.textContent.trim() === h);
+                    const bar = document.querySelector('.st-key-tour_bar').getBoundingClientRect();
+                    const r = e && e.getBoundingClientRect();
+                    return r && r.top >= bar.bottom - 2 && r.top < bar.bottom + 120; }""",
+        arg=heading,
+        timeout=10_000,
+    )
+    context.close()
+
+
+# ── follow me ───────────────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.browser
+def test_a_follower_sees_each_step_within_two_seconds_and_stays_after_stopping(browser, streamlit_server):
+    server, _ = streamlit_server
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    follower, counter = _open(student, f"{server}/?follow={code}")
+    full_runs = counter.reruns  # the follower's page loads so far; from here on, only the poll may run
+    for _ in range(3):
+        presenter.keyboard.press("ArrowRight")
+        want = presenter.evaluate(STATE)
+        follower.wait_for_function(
+            f"() => {{ const s = ({STATE})(); return s && s.event === {want['event']} && s.step === {want['step']}; }}",
+            timeout=FOLLOW_WITHIN_MS,
+        )
+    polls = counter.reruns - full_runs
+    assert polls >= 1  # the follow fragment ticked; no full page run was needed to follow three steps
+    assert follower.evaluate("new URLSearchParams(location.search).get('follow')") == code
+
+    stop = text.load("en", "classroom")["stop_following"]
+    follower.get_by_role("button", name=stop).click()
+    follower.wait_for_function("() => !location.search.includes('follow=')", timeout=10_000)
+    follower.wait_for_selector(APP_IDLE, timeout=60_000)
+    stayed = follower.evaluate(STATE)
+    for _ in range(2):
+        presenter.keyboard.press("ArrowRight")
+    time.sleep(3 * POLL_S + 1)  # longer than a follower needs to follow
+    assert follower.evaluate(STATE)["event"] == stayed["event"] != presenter.evaluate(STATE)["event"]
+    teacher.close()
+    student.close()
+
+
+# ── what a room of 30 costs ─────────────────────────────────────────────────────────────────────────────────
+def _server_pid(port: int) -> int:
+    """The `streamlit run` process listening on `port` (the fixture started it with --server.port PORT)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(args) and str(port).encode() in args:
+            return int(proc.name)
+    raise AssertionError(f"no streamlit process on port {port}")
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Follower:
+    """One student's tab, without a browser: opens `?follow=CODE`, then sends the follow fragment's auto-reruns."""
+
+    def __init__(self, base_url: str, code: str):
+        self.base_url, self.query = base_url, f"follow={code}"
+        self.ticks = 0
+        self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
+        self.errors: list[str] = []
+
+    async def _until_finished(self, ws, fragment: dict) -> None:
+        for _ in range(5000):
+            msg = ForwardMsg()
+            msg.ParseFromString(await ws.recv(decode=False))
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                fragment["page"] = msg.new_session.page_script_hash
+            elif kind == "auto_rerun":
+                fragment["id"], fragment["every"] = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                if element.WhichOneof("type") == "exception":
+                    self.errors.append(element.exception.message)
+                elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
+                    self.gotos.append(time.perf_counter())
+            elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                return
+        raise AssertionError("no script_finished")
+
+    async def run(self, stop: asyncio.Event, joined: threading.Event) -> None:
+        ws_url = self.base_url.replace("http://", "ws://") + "/_stcore/stream"
+        async with connect(
+            ws_url, subprotocols=[Subprotocol("streamlit")], max_size=MAX_MESSAGE_BYTES, ping_interval=None
+        ) as ws:
+            fragment: dict = {}
+            await ws.send(rerun_request(self.base_url, self.query))
+            await self._until_finished(ws, fragment)
+            joined.set()
+            assert "id" in fragment, "the follow page registers its poll"
+            while not stop.is_set():
+                await asyncio.sleep(fragment["every"])
+                msg = BackMsg()
+                state = msg.rerun_script
+                state.query_string = self.query
+                state.page_script_hash = fragment["page"]
+                state.fragment_id = fragment["id"]
+                state.is_auto_rerun = True
+                state.context_info.url = f"{self.base_url}/?{self.query}"
+                await ws.send(msg.SerializeToString())
+                await self._until_finished(ws, fragment)
+                self.ticks += 1
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_server):
+    server, _ = streamlit_server
+    pid = _server_pid(int(server.rsplit(":", 1)[1]))
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    followers = [Follower(server, code) for _ in range(FOLLOWERS)]
+
+    # the followers' websockets run on their own event loop (Playwright's sync API drives the presenter here)
+    loop = asyncio.new_event_loop()
+    stop, joined = asyncio.Event(), [threading.Event() for _ in followers]
+
+    async def class_of_followers() -> None:
+        async def one(f: Follower, j: threading.Event) -> None:
+            await f.run(stop, j)
+
+        await asyncio.gather(*(one(f, j) for f, j in zip(followers, joined, strict=True)))
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(class_of_followers(),), daemon=True)
+    thread.start()
+    try:
+        assert all(j.wait(300) for j in joined), "every follower opened the follow link"
+        time.sleep(2 * POLL_S)
+        cpu0, ticks0, t0 = _cpu_s(pid), sum(f.ticks for f in followers), time.perf_counter()
+        time.sleep(IDLE_S)  # nobody moves: only the polls cost
+        idle = {"cpu": _cpu_s(pid) - cpu0, "ticks": sum(f.ticks for f in followers) - ticks0}
+        idle["s"] = time.perf_counter() - t0
+        runs0, cpu0, ticks0, t0 = (
+            presenter_runs.reruns,
+            _cpu_s(pid),
+            sum(f.ticks for f in followers),
+            time.perf_counter(),
+        )
+        moves = []
+        for _ in range(MOVES):  # the presenter steps once a second
+            presenter.keyboard.press("ArrowRight")
+            moves.append(time.perf_counter())
+            time.sleep(MOVE_EVERY_S)
+        time.sleep(2 * POLL_S)
+        moving = {"cpu": _cpu_s(pid) - cpu0, "ticks": sum(f.ticks for f in followers) - ticks0}
+        moving |= {"s": time.perf_counter() - t0, "presenter_runs": presenter_runs.reruns - runs0}
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(60)
+    tick_ms = idle["cpu"] * 1e3 / max(idle["ticks"], 1)
+    extra = moving["cpu"] - idle["cpu"] / idle["s"] * moving["s"]  # what the moves added to the polling
+    lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if g >= moves[0]]
+    print(
+        f"\nfollow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
+        f"  idle   {idle['s']:.1f} s: {idle['ticks']} polls, server CPU {idle['cpu'] * 1e3 / idle['s']:.0f} ms/s"
+        f" ({tick_ms:.2f} ms per poll)\n"
+        f"  moving {moving['s']:.1f} s, {MOVES} steps ({moving['presenter_runs']} presenter runs):"
+        f" server CPU {moving['cpu'] * 1e3 / moving['s']:.0f} ms/s,"
+        f" {extra * 1e3 / MOVES:.1f} ms per step on top of the polling\n"
+        f"  a step reached a follower after p50 {statistics.median(lags) * 1e3:.0f} ms,"
+        f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)"
+    )
+    assert not [e for f in followers for e in f.errors]
+    assert len(lags) >= FOLLOWERS * MOVES * 0.9  # (nearly) every follower got (nearly) every step
+    teacher.close()

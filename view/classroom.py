@@ -1,0 +1,61 @@
+"""The classroom around every lesson: presenter mode, follow-me, the guided lesson's bar. app.py calls `start`
+first in every run, `sidebar` with the sidebar, `bar` above the page and `finish` after it.
+
+URL keys (all pages): `present=1` presenter mode, `follow=CODE` follow a presenter's room, `tour=N` the guided
+lesson's stop N (view/tour.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+
+from mpviz import lessons
+from view import follow, goto, text, tour
+from view.page import presenting
+from view.rooms import parse_code
+from view.url import UrlParam, dump_bool, open_requested_view, parse_bool, seed_from_url, write_url
+
+PARAMS = [
+    UrlParam("present", False, parse_bool, dump_bool),
+    UrlParam("follow", "", parse_code),
+    UrlParam("tour", 0, tour.parse_stop),
+]
+PRESENTER_CSS = f"<style>{(Path(__file__).resolve().parents[1] / 'assets' / 'presenter.css').read_text()}</style>"
+
+
+def start(lesson: lessons.Lesson) -> None:
+    """Top of a run, before any widget: read the classroom keys, let a follower take the presenter's newest view,
+    and apply a view that a tour stop or the presenter asked for (which may switch the page)."""
+    seed_from_url(PARAMS)
+    follow.join()
+    open_requested_view(lesson.slug)
+    seed_from_url(PARAMS)  # `tour` again, if the opened view changed it
+
+
+def sidebar() -> None:
+    """The presenter-mode toggle, the room or the room followed; presenter mode's styles."""
+    words = text.section("classroom")
+    st.sidebar.toggle(words["present"], key="present", help=words["present_help"])
+    if presenting():
+        st.html(PRESENTER_CSS)
+    follow.sidebar(words)
+    write_url(PARAMS)
+
+
+def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
+    """Above the page: in presenter mode the follow link, for the class to read off the screen; the guided
+    lesson's bar while a stop is open. Returns what finishes the bar after the page ran."""
+    if presenting():
+        code = follow.room_code()
+        words = text.section("classroom")
+        st.caption(words["room_banner"].format(link=text.echo(follow.follow_link(code))))
+    return tour.bar(lesson)
+
+
+def finish(lesson: lessons.Lesson) -> None:
+    """After the page ran: publish a presenter's view; deliver a planned go-to (a stop's place, the presenter's)."""
+    follow.publish(lesson)
+    goto.mount_planned(lesson.slug)
