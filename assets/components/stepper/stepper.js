@@ -168,6 +168,15 @@ class Stepper {
     const t = d?.target;
     if (!d || !t || d.id === GOTO.consumed || !this.b) return;
     if (!["landmark", "key", "step", "nonfinite"].some((k) => k in t)) return;  // not the stepper's (a heading)
+    const i = typeof t.key === "string" && this.keyIndex.has(t.key) ? this.keyIndex.get(t.key)
+      : typeof t.landmark === "string" && Object.hasOwn(this.b.landmarks, t.landmark) ? this.b.landmarks[t.landmark]
+      : t.nonfinite && this.b.first_nonfinite ? this.b.first_nonfinite.event  // the op the red banner names
+      : null;
+    // A place this run lacks may belong to the run the same Python run is sending: wait for the next bundle, once.
+    if (i === null && !("step" in t) && !d.waited) {
+      d.waited = true;
+      return;
+    }
     GOTO.consumed = d.id;
     this.stopPlay();
     if (VIEWS.includes(t.view)) this.st.view = t.view;
@@ -177,10 +186,6 @@ class Stepper {
       const el = String(t.el).split(".");
       this.st.el = [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
     }
-    const i = typeof t.key === "string" && this.keyIndex.has(t.key) ? this.keyIndex.get(t.key)
-      : typeof t.landmark === "string" && Object.hasOwn(this.b.landmarks, t.landmark) ? this.b.landmarks[t.landmark]
-      : t.nonfinite && this.b.first_nonfinite ? this.b.first_nonfinite.event  // the op the red banner names
-      : null;
     if (i !== null) {
       if (this.st.phase !== "all" && this.b.events[i].phase !== this.st.phase) this.st.phase = "all";
       this.st.pos = this.positionOf(i);
