@@ -364,6 +364,10 @@ GRAPH_PROBLEMS = """() => {
 }"""
 
 
+BAD_MARKS = """() => document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]')
+    .shadowRoot.querySelectorAll('.mpv-bad').length"""
+
+
 @pytest.mark.browser
 def test_graph_labels_never_collide_from_projector_to_phone(browser, streamlit_server):
     """Four runs with different graphs (CUDA's policy, inf/NaN, fused attention without scores/probs), each at
@@ -377,6 +381,8 @@ def test_graph_labels_never_collide_from_projector_to_phone(browser, streamlit_s
         page.goto(f"{server}/?{query}")
         page.wait_for_selector(APP_IDLE, timeout=120_000)
         page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+        # inf/NaN marks only where an overflow made them: the causal mask's -inf in scores is not one
+        assert (page.evaluate(BAD_MARKS) > 0) == ("naive" in query), query
         for width, height in ((1920, 1080), (1440, 900), (1024, 768), (390, 844)):
             page.set_viewport_size({"width": width, "height": height})
             page.wait_for_timeout(300)  # the resize observer lays the graph out again on the next frame

@@ -773,7 +773,11 @@ class Stepper {
     return g;
   }
 
-  nonfinite(i) {  // does event i's first measured output hold inf or NaN?
+  // does event i's first measured output hold inf or NaN made by an overflow? (A causal mask's -inf is an input, not
+  // an accident: nothing before the first op that created inf/NaN is marked.)
+  nonfinite(i) {
+    const first = this.b.first_nonfinite;
+    if (!first || i < first.event) return false;
     const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
     return Boolean(st && (st.nan || st.posinf || st.neginf));
   }
