@@ -253,8 +253,9 @@ def _run_bench(args) -> None:
     if page is not None:
         _out()
         _out(
-            f"page run ({page.page}, cached results, one fresh session): median {page.median_ms:.0f} ms, "
-            f"max {page.max_ms:.0f} ms over {page.runs} runs"
+            f"a class on one link (?{page.query}, results cached): {page.sessions} fresh sessions at once, "
+            f"server CPU {page.cpu_ms_per_session:.1f} ms per session, until complete p50 {page.p50_s:.2f} s, "
+            f"p95 {page.p95_s:.2f} s, all in {page.wall_s:.1f} s" + ("" if page.ok else " (some sessions failed)")
         )
 
 

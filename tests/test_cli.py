@@ -96,6 +96,20 @@ def test_bench_reports_a_row_per_config():
     assert rows[0].relative_spread == 0  # one round: no spread to speak of
 
 
+def test_bench_prints_its_rows_and_the_class_run_as_a_table_and_as_json(monkeypatch, capsys):
+    from mpviz import bench
+
+    tiny = {"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")}
+    monkeypatch.setattr(cli, "run_bench", lambda repeat: run_bench(repeat=repeat, configs=tiny))
+    monkeypatch.setattr(cli, "page_run", lambda: bench.PageRun("dtype=bf16", 30, 8.5, 1.2, 0.25, 0.31, True))
+    assert cli.main(["bench", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny" in out and "30 fresh sessions" in out and "p95 0.31 s" in out
+    assert cli.main(["bench", "--repeat", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["page_run"]["p95_s"] == 0.31 and doc["results"][0]["name"] == "tiny"
+
+
 @pytest.mark.parametrize("repeat", [0, -1, REPEAT_LIMITS.max_repeat + 1, 10**20, 1.5, True, "5"])
 def test_bench_repeat_limits_are_enforced_in_the_engine_before_any_work(repeat):
     with pytest.raises(ConfigError) as e:
