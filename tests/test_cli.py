@@ -22,6 +22,7 @@ from mpviz import __main__ as cli
 from mpviz import softmax as sm
 from mpviz.attention import trace_attention
 from mpviz.bench import run_bench
+from mpviz.cli.training import train_config
 from mpviz.formats import ROUNDINGS
 from mpviz.model import ATTENTION_KINDS, SOFTMAX_KINDS, AttentionConfig, ConfigError
 from mpviz.scaler import TrainConfig
@@ -109,7 +110,7 @@ def test_the_loss_multiplier_has_one_name_and_the_old_flag_still_works():
     args = parser.parse_args(["scaler", "--loss-multiplier", "0.5"])
     old = parser.parse_args(["scaler", "--loss-scale-multiplier", "0.5"])
     assert args.loss_multiplier == old.loss_multiplier == 0.5
-    assert cli._train_config(args).loss_multiplier == 0.5  # the engine's TrainConfig field of the same name
+    assert train_config(args).loss_multiplier == 0.5  # the engine's TrainConfig field of the same name
     assert "--loss-scale-multiplier" not in _help(parser, "scaler")  # hidden alias
 
 
