@@ -16,6 +16,9 @@ from __future__ import annotations
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+
+# Not st.* API: a session's id and whether it is still connected are what rooms are keyed on; a move fails this
+# import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
