@@ -13,6 +13,7 @@ keeps the follower where they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -132,7 +133,7 @@ def stop_following() -> None:
 
 
 # ── the sidebar ─────────────────────────────────────────────────────────────────────────────────────────────
-def sidebar(words) -> None:
+def sidebar(words: Mapping) -> None:
     """Presenter: the room's link to hand out. Follower: whom they follow, a way to stop, and the poll."""
     sb = st.sidebar
     if presenting():

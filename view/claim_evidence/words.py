@@ -5,14 +5,13 @@ never at import, so every session sees its own language."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import ModuleType
 
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from mpviz import claims
 from view import text
+from view.page import Container
 
 BADGE_COLORS = {
     "holds": "green",
@@ -89,6 +88,6 @@ def say(c: claims.Checked, words: dict, fields: dict) -> None:
     st.markdown(" ".join(t for t in (words["explain"], conclusion) if t).format(**fields))
 
 
-def table(rows: list[dict], container: DeltaGenerator | ModuleType = st) -> None:
+def table(rows: list[dict], container: Container = st) -> None:
     """A small static table: every cell wraps instead of being cut off (phones, projectors)."""
     container.table(pd.DataFrame(rows), hide_index=True, border="horizontal")
