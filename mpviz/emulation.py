@@ -30,7 +30,11 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+# Private: the dispatch keys name the AutocastCPU slot we fill with CUDA's policy; a rename fails this import.
 from torch._C import DispatchKey, DispatchKeySet
+
+# Private: fake CUDA tensors let CPU run CUDA's kernels' dtype logic; if it moves, the emulation's import fails.
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from mpviz.isolation import autocast_exclusive
@@ -40,6 +44,7 @@ from mpviz.stats import dtype_name
 from mpviz.trace import OpEvent, Trace, install_autocast_kernels, trace
 
 _KEY = DispatchKey.AutocastCPU
+# Private: the keys below autocast, for redispatching past it; if it changes, tests/test_emulation.py fails.
 _BELOW_AUTOCAST = torch._C._dispatch_keyset_full_after(_KEY)
 # Overriding AutocastCPU kernels is the point here; torch's one-time warning about it tells nothing new.
 warnings.filterwarnings("ignore", message="Warning only once for all operators", category=UserWarning)
@@ -114,6 +119,8 @@ def _prioritize(current: torch.dtype, t: torch.Tensor, low: torch.dtype) -> torc
     raise RuntimeError(f"Unexpected floating ScalarType in autocast's promote: {t.dtype} with {current}")
 
 
+# torch._ops.OpOverload (private module, public type of torch.ops.aten.x.y) and its `_schema`: the argument list is
+# how fp32_append_dtype's overload is found; if it changes, emulated fp32_append_dtype ops raise LookupError.
 def _with_dtype_overload(op: torch._ops.OpOverload) -> torch._ops.OpOverload:
     """The overload fp32_append_dtype redispatches to: same arguments plus a trailing `dtype`."""
     names = [a.name for a in op._schema.arguments] + ["dtype"]
@@ -136,6 +143,7 @@ def _kernel(op: torch._ops.OpOverload, name: str, category: str | None, policy: 
     def kernel(keyset, *args, **kwargs):
         if category == "banned":
             raise RuntimeError(policy.banned_messages.get(name, f"{name} is banned under CUDA autocast"))
+        # Private: what torch's own autocast kernels do to not re-enter themselves; if gone, this kernel recurses.
         with torch._C._ExcludeDispatchKeyGuard(DispatchKeySet(_KEY)):
             low = torch.get_autocast_dtype("cpu")
             first_eligible = bool(args) and _eligible(args[0])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 
 class _ReadWriteLock:
@@ -77,11 +77,11 @@ class _ReadWriteLock:
 _lock = _ReadWriteLock()
 
 
-def autocast_shared():
+def autocast_shared() -> AbstractContextManager[None]:
     """Hold while running anything under CPU autocast (traces, training steps)."""
     return _lock.shared()
 
 
-def autocast_exclusive():
+def autocast_exclusive() -> AbstractContextManager[None]:
     """Hold while process-wide autocast kernels are swapped (the CUDA-policy emulation)."""
     return _lock.exclusive()

@@ -26,6 +26,10 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+
+# Private torch modules (pinned with torch==2.13.0): a move fails these imports loudly, never a lesson's numbers.
+# FakeTensorMode probes CUDA's autocast kernels without a GPU; TorchDispatchMode sees every aten call a probe makes
+# (the only hook below autocast); tree_flatten finds the tensors in an op's nested arguments.
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -47,9 +51,10 @@ PROBE_NOTES = (
     "ignores_autocast_dtype",  # lower_precision_fp, but casts to `fixed_cast_dtype[op]` whatever autocast's dtype
 )
 PROBE_VERSION = 2  # bump when the probe's rules or DevicePolicy's fields change: invalidates the disk cache
-_TO_COPY = torch.ops.aten._to_copy.default
+_TO_COPY = torch.ops.aten._to_copy.default  # the op autocast's casts run as; a rename stops casts being recognised
 
 
+# torch._ops.OpOverload: the public type of torch.ops.aten.x.y, from a private module (annotation only).
 def resolve_op(name: str) -> torch._ops.OpOverload | None:
     """The overload a policy names: "aten::softmax.int" → torch.ops.aten.softmax.int (None if unknown)."""
     ns, _, rest = name.partition("::")
@@ -73,6 +78,7 @@ class AutocastBackend:
 def autocast_backends() -> tuple[AutocastBackend, ...]:
     """Every Autocast dispatch key that has kernels in this build, CPU and CUDA first."""
     keys: set[str] = set()
+    # Private dispatcher introspection: the only way to list autocast's keys; if it changes, tests/test_policy.py fails.
     for name in torch._C._dispatch_get_all_op_names():
         keys.update(re.findall(r"^(Autocast\w+):", torch._C._dispatch_dump(name), re.M))
     backends = []
@@ -85,6 +91,7 @@ def autocast_backends() -> tuple[AutocastBackend, ...]:
 
 def policy_ops(dispatch_key: str) -> list[str]:
     """Names of the ops with a kernel at `dispatch_key`, sorted."""
+    # Private: which ops have a kernel at a key is the policy itself; if it changes, tests/test_policy.py fails.
     names = torch._C._dispatch_get_all_op_names()
     return sorted(n for n in names if torch._C._dispatch_has_kernel_for_dispatch_key(n, dispatch_key))
 
@@ -93,6 +100,7 @@ def _reaches_key(device: str, key: str) -> bool:
     try:
         with FakeTensorMode():
             t = torch.empty(1, device=device)
+        # Private: the keys a fake tensor dispatches through; if it changes, no device is probeable (False).
         return key in str(torch._C._dispatch_keys(t)) and torch.get_autocast_dtype(device).is_floating_point
     except (RuntimeError, AttributeError, ValueError):
         return False

@@ -30,6 +30,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
+
+# Private torch modules, pinned with torch==2.13.0 (a move fails these imports): fake tensors call CUDA's kernels
+# without a GPU, and pytree flattens an op's nested outputs to read their dtypes.
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._pytree import tree_flatten
 
@@ -51,6 +54,8 @@ from mpviz.stats import dtype_name
 _BANNED_MARK = "unsafe to autocast"
 
 
+# torch._C.Argument / OptionalType: an op's schema, read to build example calls; if they change, fewer ops are
+# probed and tests/test_policy.py's coverage count fails.
 def _example_value(arg: torch._C.Argument, device: str, dtypes: Iterator[torch.dtype]):
     """A value for a required schema argument: small tensors for tensors, harmless constants otherwise."""
     kind = str(arg.type)

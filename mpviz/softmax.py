@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import torch
@@ -97,7 +98,7 @@ def round_to(values: torch.Tensor, fmt: Format) -> torch.Tensor:
 
 
 # ── input: logits, generators, scenarios ────────────────────────────────────────────────────────────────────
-def check_logits(values) -> tuple[float, ...]:
+def check_logits(values: Iterable[float]) -> tuple[float, ...]:
     """`values` as a tuple of floats if it is a usable row, else ConfigError("logits", …).
 
     Usable: 1..LIMITS.max_len entries, no NaN or +inf, |x| ≤ LIMITS.max_abs_logit, at least one finite entry
@@ -420,7 +421,10 @@ class ComparisonSummary:
 
 
 def compare(
-    logits, formats: tuple[str, ...] = FORMAT_NAMES, methods: tuple[str, ...] = METHODS, loss: str = "dot"
+    logits: Iterable[float],
+    formats: tuple[str, ...] = FORMAT_NAMES,
+    methods: tuple[str, ...] = METHODS,
+    loss: str = "dot",
 ) -> Comparison:
     """Every method in every format on one row of logits, forward and backward, against float64.
 
@@ -573,7 +577,7 @@ class QuantizedProbs:
     metrics: RowMetrics
 
 
-def quantize_probs(probs, log2_fraction_bits: int = 3) -> tuple[QuantizedProbs, QuantizedProbs]:
+def quantize_probs(probs: Iterable[float], log2_fraction_bits: int = 3) -> tuple[QuantizedProbs, QuantizedProbs]:
     """The float64 probabilities `probs` (n,) quantised linearly and in log2, and the error of each."""
     if not 0 <= log2_fraction_bits <= 7:
         raise ConfigError("log2_fraction_bits", log2_fraction_bits, (0, 7), "out of range")

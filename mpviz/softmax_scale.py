@@ -12,6 +12,7 @@ max-subtracted one does over the same range.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
@@ -102,7 +103,7 @@ def sweep_scales(lo: float = 0.1, hi: float = 1000.0, points_per_decade: int = 2
 
 
 def sweep(
-    logits,
+    logits: Iterable[float],
     scales: tuple[float, ...] | None = None,
     formats: tuple[str, ...] = FORMAT_NAMES,
     methods: tuple[str, ...] = METHODS,

@@ -48,6 +48,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+
+# Private torch APIs (pinned with torch==2.13.0). A move fails these imports loudly; a change in behaviour fails
+# tests/test_trace.py's oracles. DispatchKey names the Autocast keys whose kernels we wrap to see autocast decide;
+# is_fake tells fake CUDA tensors apart; the dispatch mode is the only hook that sees every aten call, and its
+# mode-stack helpers let our own bookkeeping run untraced; tree_flatten finds tensors in nested arguments.
 from torch._C import DispatchKey
 from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes, _get_current_dispatch_mode_stack
@@ -59,7 +64,7 @@ from mpviz.policy import resolve_op
 from mpviz.stats import StatsBatch, TensorStats, dtype_name, sample_of, sample_values
 
 AUTOCAST_KEYS = {"cpu": DispatchKey.AutocastCPU, "cuda": DispatchKey.AutocastCUDA}
-_TO_COPY = torch.ops.aten._to_copy.default
+_TO_COPY = torch.ops.aten._to_copy.default  # the op autocast's casts run as; a rename stops casts being found
 
 # Sample caps (elements kept per tensor for heatmaps and the element picker).
 LANDMARK_SAMPLE = {"max_side": 128, "max_mats": 16}
@@ -136,6 +141,8 @@ class Trace:
         return next((e for e in self.events if e.creates_nonfinite), None)
 
 
+# torch._ops.OpOverload is the public type of torch.ops.aten.x.y, from a private module; its `_opname` and
+# `_overloadname` are read once per op for its name: a rename fails every trace test at once.
 _OP_NAMES: dict[torch._ops.OpOverload, str] = {}
 
 
@@ -227,6 +234,8 @@ class _Recorder(TorchDispatchMode):
         # storage key (see _key) → (event, output position, weak ref to the storage) of the op that wrote it
         self.produced: dict[tuple, tuple[int, int, weakref.ref]] = {}
         self.writers: dict[int, tuple[int, weakref.ref]] = {}  # storage address → (last event that output it, ref)
+        # Private (here and below): autograd's node counter, the only link from a backward node to its forward op;
+        # if it changes, backward events lose their forward op and module (tests/test_trace.py fails).
         self.first_seq = torch._C._autograd._get_sequence_nr()  # autograd nodes made before the trace: not ours
         self.seq_to_forward: dict[int, int] = {}  # autograd node sequence nr → the forward event that made it
         self.backward_modules: dict[int, str] = {}
@@ -253,6 +262,8 @@ class _Recorder(TorchDispatchMode):
         return out
 
     def _record(self, func, args, kwargs, out) -> None:
+        # Private: the backward node running this op, to map backward ops to forward ones; if it changes, backward
+        # events lose their forward op (tests/test_trace.py's backward tests fail).
         node = torch._C._current_autograd_node()
         index = len(self.records)
         tin = _tensors(kwargs.values(), _tensors(args, []))
@@ -467,6 +478,7 @@ def _cpp_composite(op: torch._ops.OpOverload, python_kernel: Callable):
     def kernel(*args, **kwargs):
         if getattr(_local, "recorder", None) is None:
             return python_kernel(*args, **kwargs)
+        # Private: call one dispatch key's kernel directly; if it changes, traces show torch's Python decompositions.
         return op._op_dk(_COMPOSITE, *args, **kwargs)
 
     kernel.python_kernel = python_kernel
@@ -477,6 +489,7 @@ def _keep_cpp_composites() -> None:
     """The python dispatcher (which the Autocast-key kernels need) prefers torch's Python decompositions to the
     C++ composite kernels of ~40 ops: `matmul` would end in `view` instead of `_unsafe_view`, `dropout` in eval
     mode would add a `clone`. Route those ops to C++ while tracing (scans the overloads materialized so far)."""
+    # Private: torch keeps its Python decompositions in py_kernels; if that moves, matmul traces end in `view` again.
     for packet in list(vars(torch.ops.aten).values()):
         if not isinstance(packet, torch._ops.OpOverloadPacket):
             continue
@@ -489,7 +502,7 @@ def _keep_cpp_composites() -> None:
                 python_kernel = op.py_kernels.get(key)
                 if python_kernel is not None and not hasattr(python_kernel, "python_kernel"):
                     op.py_kernels[key] = _cpp_composite(op, python_kernel)
-                    op._dispatch_cache.clear()
+                    op._dispatch_cache.clear()  # private: else the old kernel stays cached and our swap is unseen
 
 
 def _install(device_type: str, names: Iterable[str] | None = None) -> int:
@@ -498,6 +511,8 @@ def _install(device_type: str, names: Iterable[str] | None = None) -> int:
     if not _composites_kept:  # once per process
         _keep_cpp_composites()
         _composites_kept = True
+    # Private dispatcher introspection: which ops have an Autocast kernel to wrap; if it changes, nothing is wrapped
+    # and traces show no autocast decisions (tests/test_trace.py fails).
     for name in torch._C._dispatch_get_all_op_names() if names is None else names:
         if (name, key) in _installed or not torch._C._dispatch_has_kernel_for_dispatch_key(name, key.name):
             continue
@@ -574,6 +589,7 @@ def trace(
             handles.append(module.register_forward_hook(lambda m, a, o, p=path: rec.exit_module(p), always_call=True))
         _local.recorder = rec
         try:
+            # Private: the python dispatcher is what runs our Autocast-key kernels; without it autocast is invisible.
             with torch._dispatch.python.enable_python_dispatcher(), landmarks.recording(rec, model), rec:
                 yield result
         finally:

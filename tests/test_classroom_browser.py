@@ -26,7 +26,7 @@ from view import text, tour
 from view.follow import POLL_S
 from view.websocket_session import MAX_MESSAGE_BYTES, rerun_request
 
-FOLLOW_WITHIN_MS = 2000  # acceptance (issue 9): a follower shows the presenter's step within 2 s
+FOLLOW_WITHIN_MS = 2000  # a class can't follow a lagging screen: a follower shows the presenter's step within 2 s
 FOLLOWERS = 30
 IDLE_S = 10.0
 MOVES = 10

@@ -22,6 +22,7 @@ from mpviz import __main__ as cli
 from mpviz import softmax as sm
 from mpviz.attention import trace_attention
 from mpviz.bench import run_bench
+from mpviz.cli.training import train_config
 from mpviz.formats import ROUNDINGS
 from mpviz.model import ATTENTION_KINDS, SOFTMAX_KINDS, AttentionConfig, ConfigError
 from mpviz.scaler import TrainConfig
@@ -98,10 +99,11 @@ def test_bench_reports_a_row_per_config():
 
 def test_bench_prints_its_rows_and_the_class_run_as_a_table_and_as_json(monkeypatch, capsys):
     from mpviz import bench
+    from mpviz.cli import attention as cli_attention
 
     tiny = {"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")}
-    monkeypatch.setattr(cli, "run_bench", lambda repeat: run_bench(repeat=repeat, configs=tiny))
-    monkeypatch.setattr(cli, "page_run", lambda: bench.PageRun("dtype=bf16", 30, 8.5, 1.2, 0.25, 0.31, True))
+    monkeypatch.setattr(cli_attention, "run_bench", lambda repeat: run_bench(repeat=repeat, configs=tiny))
+    monkeypatch.setattr(cli_attention, "page_run", lambda: bench.PageRun("dtype=bf16", 30, 8.5, 1.2, 0.25, 0.31, True))
     assert cli.main(["bench", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "tiny" in out and "30 fresh sessions" in out and "p95 0.31 s" in out
@@ -123,7 +125,7 @@ def test_the_loss_multiplier_has_one_name_and_the_old_flag_still_works():
     args = parser.parse_args(["scaler", "--loss-multiplier", "0.5"])
     old = parser.parse_args(["scaler", "--loss-scale-multiplier", "0.5"])
     assert args.loss_multiplier == old.loss_multiplier == 0.5
-    assert cli._train_config(args).loss_multiplier == 0.5  # the engine's TrainConfig field of the same name
+    assert train_config(args).loss_multiplier == 0.5  # the engine's TrainConfig field of the same name
     assert "--loss-scale-multiplier" not in _help(parser, "scaler")  # hidden alias
 
 

@@ -250,7 +250,7 @@ def test_disagreements_never_involve_mpviz_and_ml_dtypes_except_double_rounding(
 
 
 # ── examples with known answers ─────────────────────────────────────────────────────────────────────────────
-def test_issue_example_fp16_1e_minus_7_is_a_subnormal():
+def test_fp16_1e_minus_7_is_a_subnormal_bit_for_bit():
     d = encode("1e-7", "fp16").to_dict()
     assert d["bits"] == "0000000000000010" and d["class"] == "subnormal"
     assert d["value"] == 2 * 2.0**-24 and d["exponent"] == {"bits": "00000", "raw": 0, "unbiased": -14}
@@ -448,7 +448,7 @@ def _cli(capsys, *args: str) -> CliResult:
     return run_cli(capsys, "bits", *args)
 
 
-def test_cli_json_shape_from_the_issue(capsys):
+def test_cli_json_has_every_documented_field(capsys):
     r = _cli(capsys, "1e-7", "--format", "fp16", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)

@@ -66,7 +66,7 @@ def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measure
     # parts, per device with each device's verdict
     assert ":red[**✗**] softmax of a bf16 tensor returns float32" in said
     assert "**CUDA's policy** :green-badge[Holds]" in said
-    # measured numbers in the words (issue 11: computed, not recited)
+    # measured numbers in the words: computed from this run, not recited from the tutorial
     assert "returns **bfloat16** on CPU and **float32** under CUDA's policy" in said  # claim 1
     assert "10.1 falls in the rounding bin [10.09765625, 10.10546875] and is stored as 10.1015625" in said
     assert "The tutorial's 10.125 is bfloat16's value for 10.1." in said

@@ -48,7 +48,7 @@ def test_reported_defaults_equal_a_fresh_gradscaler():
     assert scaler.run(small(steps=1)).defaults == d
 
 
-def test_cli_json_has_the_issue_shape_and_fresh_defaults():
+def test_cli_json_has_the_documented_shape_and_a_fresh_scaler_s_defaults():
     out = cli_json(
         "scaler",
         "--device",

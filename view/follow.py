@@ -13,9 +13,13 @@ keeps the follower where they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+
+# Not st.* API: a session's id and whether it is still connected are what rooms are keyed on; a move fails this
+# import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -129,7 +133,7 @@ def stop_following() -> None:
 
 
 # ── the sidebar ─────────────────────────────────────────────────────────────────────────────────────────────
-def sidebar(words) -> None:
+def sidebar(words: Mapping) -> None:
     """Presenter: the room's link to hand out. Follower: whom they follow, a way to stop, and the poll."""
     sb = st.sidebar
     if presenting():

@@ -8,13 +8,18 @@ import logging
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from types import ModuleType
 from urllib.parse import urlencode, urlsplit
 
+import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from view import text
 from view.figures.style import dtype_color, presented
 from view.navigation import leave_legacy_pages_mode
+
+Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a column, a placeholder
 
 
 def page_header(words: Mapping) -> None:
@@ -70,14 +75,14 @@ def presenting() -> bool:
     return bool(st.session_state.get("present", False))
 
 
-def chart(fig, *, where=st, key: str | None = None) -> None:
+def chart(fig: go.Figure, *, where: Container = st, key: str | None = None) -> None:
     """Show a plotly figure, full width; in presenter mode with projector-sized text (a per-session copy: figures
     are shared and stay free of Streamlit). `where` is the container (a column, a placeholder)."""
     where.plotly_chart(presented(fig) if presenting() else fig, width="stretch", key=key)
 
 
 @contextmanager
-def expert(title: str, *, where=st, heading: str = "subheader") -> Iterator[None]:
+def expert(title: str, *, where: Container = st, heading: str = "subheader") -> Iterator[None]:
     """A section only experts need (library disagreements, every finfo field, long op tables): shown as usual under
     its title (`heading` "subheader", "bold", or "none" for no title), folded into a closed expander titled `title`
     in presenter mode, so the lesson's main points stay on the screen."""

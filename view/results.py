@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import mpviz
@@ -113,6 +114,6 @@ def attention_lesson(rc: RunConfig) -> bytes | None:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def bit_layout(value: float, dtype: str, lang: str):
+def bit_layout(value: float, dtype: str, lang: str) -> go.Figure:
     """Bit boxes of `value` stored as `dtype` (sign / exponent / mantissa coloured), from mpviz.formats."""
     return bit_layout_figure(encode(value, dtype), labels=dict(text.load(lang, "common")["bits"]))

@@ -7,6 +7,7 @@ widgets always show what really runs, and a warning says what was changed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -95,7 +96,7 @@ def sidebar_config(shown: str = "controls") -> RunConfig:
     return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
 
 
-def describe(rc: RunConfig, words) -> str:
+def describe(rc: RunConfig, words: Mapping) -> str:
     """The run in one line of words: device, autocast dtype, the block's sizes and kind."""
     c = rc.config
     return words["run_line"].format(

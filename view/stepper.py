@@ -35,7 +35,22 @@ from view import text
 from view.figures.style import DTYPE_COLORS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "components" / "stepper"
-SCRIPTS = ("floatbits.js", "graphlayout.js", "stepper.js")  # plain scripts first; stepper.js is the module
+# Joined in this order into the one ES module the component runs (no imports between files, no build step):
+# stateless helpers, then the Stepper's mixins (one panel or concern each), then stepper.js, which composes them
+# into the Stepper class and exports the mount function; a mixin is a `const`, so it must come before stepper.js.
+SCRIPTS = (
+    "floatbits.js",
+    "graphlayout.js",
+    "dom.js",
+    "bundleview.js",
+    "words.js",
+    "graphview.js",
+    "values.js",
+    "heatmap.js",
+    "element.js",
+    "navigation.js",
+    "stepper.js",
+)
 PRESENTER_SCALE = 1.25  # the stepper's type in presenter mode: 20 px instead of 16
 PLACE = "_stepper_place"  # session key: the presenter's stepper place, as its last rerun reported it
 

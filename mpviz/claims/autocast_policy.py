@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+
+# Private: fake CUDA tensors run CUDA's autocast kernels without a GPU; if it moves, this import fails loudly.
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES, block_trace, trace_device

@@ -1,0 +1,111 @@
+// Reading the lesson bundle: the steps of a view and phase, where an event sits, its formats, samples and the
+// casts autocast inserted before it.
+// A mixin of the Stepper class (stepper.js): methods only, on the one Stepper's `this` (its bundle `b`, text,
+// place `st`, elements). Plain script: view/stepper.py concatenates it, in SCRIPTS order, before stepper.js.
+
+const BundleView = (Base) => class extends Base {
+  // the steps of (view, phase): event indices in execution order; an empty filter falls back to every phase
+  list(view = this.st.view, phase = this.st.phase) {
+    const k = view + "/" + phase;
+    if (!this.lists.has(k)) {
+      const all = view === "story" ? this.b.story.map((x) => x.event) : this.b.events.map((e) => e.i);
+      const some = phase === "all" ? all : all.filter((i) => this.b.events[i].phase === phase);
+      this.lists.set(k, some.length ? some : all);
+    }
+    return this.lists.get(k);
+  }
+
+  event() {
+    const l = this.list();
+    return this.b.events[l[Math.min(this.st.pos, l.length - 1)]];
+  }
+
+  // position in the current list of event i: itself, else the story step it is part of (the next one in its phase)
+  positionOf(i) {
+    const l = this.list();
+    const at = l.indexOf(i);
+    if (at >= 0) return at;
+    const phase = this.b.events[i]?.phase;
+    const next = l.findIndex((j) => j >= i && this.b.events[j].phase === phase);
+    if (next >= 0) return next;
+    let best = 0;
+    l.forEach((j, k) => { if (j <= i) best = k; });
+    return best;
+  }
+
+  // the event of a new bundle that shows the same tensor: same key, else nearest by position within its phase
+  matchEvent({ key, i, phase }) {
+    if (key && this.keyIndex.has(key)) return this.keyIndex.get(key);
+    const same = this.b.events.filter((e) => e.phase === phase);
+    if (!same.length) return Math.min(i ?? 0, this.b.events.length - 1);
+    return same.reduce((a, e) => (Math.abs(e.i - i) < Math.abs(a.i - i) ? e : a)).i;
+  }
+
+  spec(dtype) {
+    if (!this.specs.has(dtype)) {
+      const f = this.b.formats[dtype];
+      this.specs.set(dtype, f ? fbSpec(f) : null);
+    }
+    return this.specs.get(dtype);
+  }
+
+  // which output of event e a step shows: the landmark's own output (LayerNorm's backward makes three tensors, two
+  // of them landmarks), else the first one that was measured
+  shownOutput(e) {
+    const named = e.landmarks?.length ? this.b.landmark_outputs?.[e.landmarks[0]] : undefined;
+    if (named !== undefined && e.out[named]?.stats) return named;
+    return e.out.findIndex((o) => o.stats);
+  }
+
+  // the shown output of event i (see shownOutput), its sample decoded once: {shape [m, r, c], of, values, out}
+  sample(i) {
+    if (this.samples.has(i)) return this.samples.get(i);
+    const e = this.b.events[i];
+    const shown = e ? this.shownOutput(e) : -1;
+    const k = shown >= 0 && e.out[shown].sample ? shown : e ? e.out.findIndex((o) => o.sample) : -1;
+    let got = null;
+    if (k >= 0) {
+      const smp = e.out[k].sample;
+      const bytes = typeof Uint8Array.fromBase64 === "function" ? Uint8Array.fromBase64(smp.values) : b64(smp.values);
+      got = { shape: smp.shape, of: smp.of, values: new Float32Array(bytes.buffer, 0, bytes.length >> 2), out: e.out[k] };
+    }
+    this.samples.set(i, got);
+    return got;
+  }
+
+  // autocast's casts of the story step ending at event i (and i itself when it is the gradient of a cast),
+  // each with where its input came from: {event, from, to, landmark | param}
+  casts(i) {
+    if (this.castCache.has(i)) return this.castCache.get(i);
+    const k = this.storyOf.get(i);
+    const ids = k === undefined ? [] : [...this.b.story[k].casts];
+    if (this.b.events[i]?.cast && !ids.includes(i)) ids.push(i);
+    const out = ids.map((c) => {
+      const e = this.b.events[c];
+      return { event: c, from: e.in[0]?.dtype, to: e.out[0]?.dtype, ...this.castSource(c) };
+    });
+    this.castCache.set(i, out);
+    return out;
+  }
+
+  castSource(c) {
+    const e = this.b.events[c];
+    let src = e.src?.[0];
+    for (let hops = 0; hops < 64; hops++) {
+      if (typeof src === "string") return { param: src.replace(/^param:/, "") };
+      if (typeof src !== "number") return {};
+      const p = this.b.events[src];
+      if (!p || p.phase !== e.phase) return {};
+      if (p.landmarks?.length) return { landmark: p.landmarks[0] };
+      src = p.src?.find((x) => typeof x === "number") ?? p.src?.[0];
+    }
+    return {};
+  }
+
+  // the landmark step an event belongs to (for the graph highlight in the Every-op view)
+  stepEvent(i) {
+    const phase = this.b.events[i].phase;
+    const st = this.b.story.find((x) => x.event >= i && this.b.events[x.event].phase === phase);
+    return st ? st.event : null;
+  }
+};

@@ -1,0 +1,27 @@
+"""`lessons`: the app's lessons and the commands that print their measurements."""
+
+from __future__ import annotations
+
+from mpviz import lessons
+from mpviz.cli.output import out, print_table
+from mpviz.serialize import dumps
+
+
+# ── lessons ───────────────────────────────────────────────────────────────────────────────────────────────
+def _add_lessons(sub) -> None:
+    p = sub.add_parser("lessons", help="the app's lessons (pages) and the commands that print their measurements")
+    p.add_argument("--json", action="store_true")
+
+
+def _run_lessons(args) -> None:
+    if args.json:
+        out(dumps({"lessons": [{"slug": e.slug, "page": e.page, "commands": e.commands} for e in lessons.LESSONS]}))
+        return
+    print_table(
+        [[e.slug, e.page, " ".join(e.commands) or "-"] for e in lessons.LESSONS], ["lesson", "page", "commands"]
+    )
+
+
+COMMANDS = {  # name → (declare arguments, run); mpviz.__main__ lists them in this order
+    "lessons": (_add_lessons, _run_lessons),
+}

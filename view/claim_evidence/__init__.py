@@ -1,0 +1,53 @@
+"""How the claims page shows each claim's evidence: one view function per claim key (`VIEWS`), kept in modules that
+mirror mpviz.claims (autocast_policy, gradients, grad_scaler, api, values, speed, accumulation), and the word
+helpers they share (`words`). Words are looked up when a view runs, never at import, so every session sees its own
+language."""
+
+from view.claim_evidence.accumulation import accumulation_view
+from view.claim_evidence.api import api_view
+from view.claim_evidence.autocast_policy import (
+    cpu_autocast_view,
+    embedding_view,
+    fallback_view,
+    policy_view,
+    promote_view,
+)
+from view.claim_evidence.grad_scaler import backoff_view, no_op_view, scaler_view
+from view.claim_evidence.gradients import gradients_view
+from view.claim_evidence.speed import speed_view
+from view.claim_evidence.values import (
+    big_value_view,
+    close_scores_view,
+    exp_view,
+    merge_view,
+    range_view,
+    storage_view,
+)
+from view.claim_evidence.words import BADGE_COLORS, badge, op_name
+
+__all__ = ["BADGE_COLORS", "VIEWS", "badge", "op_name"]
+
+VIEWS = {
+    "softmax_fp32": policy_view,
+    "matmul_low_precision": policy_view,
+    "layer_norm_fp32": policy_view,
+    "bf16_range": range_view,
+    "fp16_tiny_gradients": storage_view,
+    "close_scores": close_scores_view,
+    "loss_fp32": policy_view,
+    "bf16_no_scaler": scaler_view,
+    "speedup": speed_view,
+    "matmul_accumulation": accumulation_view,
+    "bf16_tiny_gradients": storage_view,
+    "cpu_no_mixed_precision": cpu_autocast_view,
+    "cuda_amp_api": api_view,
+    "promote_list": promote_view,
+    "unlisted_fall_back_to_fp32": fallback_view,
+    "embedding_low_precision": embedding_view,
+    "gradients_low_precision": gradients_view,
+    "scaler_no_op_bf16": no_op_view,
+    "backoff_in_step": backoff_view,
+    "exp_limits": exp_view,
+    "bf16_holds_70000": big_value_view,
+    "fp16_merges_close_scores": merge_view,
+}

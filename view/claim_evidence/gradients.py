@@ -1,0 +1,40 @@
+"""Which dtype each gradient has after a backward under autocast, beside its forward activation."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mpviz import claims
+from mpviz.claims.gradients import MATMUL_MADE
+from view.claim_evidence.words import lesson_words, say, table
+from view.page import expert
+
+
+def gradients_view(c: claims.Checked, words: dict) -> None:
+    t = lesson_words()
+    ev: claims.GradientsEvidence = c.evidence
+    fields = {"follow": words["follows" if all(r.grads_follow_forward for r in ev.devices) else "differs"]}
+    for run in ev.devices:
+        made = {run.activations[a][0] for a in MATMUL_MADE if a in run.activations}
+        fields[f"{run.device}_act"] = t["and_joiner"].join(sorted(made))
+        fields[f"{run.device}_probs"] = run.activations.get("probs", ("—",))[0]
+        fields[f"{run.device}_params"] = t["and_joiner"].join(sorted(set(run.parameter_grads.values())))
+    say(c, words, fields)
+    cols = t["table_cols"]
+    rows = []
+    for name in ev.devices[0].activations:
+        row = {cols["activation"]: name}
+        for run in ev.devices:
+            fwd, grad = run.activations.get(name, ("—", "—"))
+            row[cols["forward_gradient"].format(device=t["device_short"][run.device])] = t["pair"].format(a=fwd, b=grad)
+        rows.append(row)
+    with expert(t["details"], heading="none"):
+        table(rows)
+    params = ev.devices[0].parameter_grads
+    grads = [
+        {cols["parameter"]: p}
+        | {cols["grad"].format(device=t["device_short"][r.device]): r.parameter_grads.get(p) for r in ev.devices}
+        for p in params
+    ]
+    with st.expander(t["details"]):
+        table(grads)
