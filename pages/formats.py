@@ -186,9 +186,8 @@ with guarded("bits"):
     for short, enc in encodings.items():
         _bits(short, enc)
 
-with guarded("summary"):
+with guarded("summary"), expert(TEXT["summary"], help=term_help("ulp", "subnormal", "saturation")):  # wide
     cols = TEXT["cols"]
-    st.subheader(TEXT["summary"], help=term_help("ulp", "subnormal", "saturation"))
     st.dataframe(
         [
             {
@@ -270,23 +269,24 @@ with guarded("stochastic rounding"):
     st.subheader(TEXT["stochastic"])
     st.markdown(TEXT["stochastic_intro"].format(draws=DRAWS))
     sc = TEXT["sr_cols"]
-    st.dataframe(
-        [
-            {
-                sc["format"]: r.format,
-                sc["down"]: repr(r.down),
-                sc["up"]: repr(r.up),
-                sc["p_up"]: f"{r.p_up:.6g}",
-                sc["expected"]: repr(r.expected),
-                sc["mean"]: repr(r.sample_mean),
-                sc["nearest"]: repr(r.nearest),
-                sc["bias"]: f"{r.nearest_bias:.3g}",
-            }
-            for r in (_stochastic(value_text, f) for f in selected)
-        ],
-        hide_index=True,
-        width="stretch",
-    )
+    with expert(TEXT["stochastic_table"], heading="none"):  # eight wide columns: folded away in presenter mode
+        st.dataframe(
+            [
+                {
+                    sc["format"]: r.format,
+                    sc["down"]: repr(r.down),
+                    sc["up"]: repr(r.up),
+                    sc["p_up"]: f"{r.p_up:.6g}",
+                    sc["expected"]: repr(r.expected),
+                    sc["mean"]: repr(r.sample_mean),
+                    sc["nearest"]: repr(r.nearest),
+                    sc["bias"]: f"{r.nearest_bias:.3g}",
+                }
+                for r in (_stochastic(value_text, f) for f in selected)
+            ],
+            hide_index=True,
+            width="stretch",
+        )
 
 # ── the libraries ───────────────────────────────────────────────────────────────────────────────────────────
 with guarded("libraries"), expert(TEXT["libraries"]):  # expert tables: folded away in presenter mode

@@ -224,26 +224,28 @@ with guarded("softmax probabilities"):
     cropped = TEXT["errors_cropped"].format(k=MAX_ERROR_POINTS, n=positive) if positive > MAX_ERROR_POINTS else ""
     st.caption(TEXT["errors_caption"] + cropped)
 
-    st.subheader(TEXT["metrics"])
-    cols = TEXT["cols"]
-    table = pd.DataFrame(
-        [
-            {
-                cols["format"]: v.format,
-                cols["method"]: TEXT["methods"][v.method],
-                cols["output"]: v.output_dtype,
-                **_metric_cells(v.metrics, cols, ("nan", "inf", "zero", "sum", "abs", "rel", "kl", "argmax", "order")),
-                cols["grad_rel"]: v.grad.max_rel_error,
-                cols["grad_bad"]: v.grad.nan + v.grad.inf,
-                cols["grad_zero"]: v.grad.underflow,
-            }
-            for v in comparison.variants
-        ]
-    )
-    for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
-        table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
-    st.dataframe(table, hide_index=True)
-    st.caption(TEXT["metrics_note"])
+    with expert(TEXT["metrics"]):  # fifteen columns: folded away in presenter mode
+        cols = TEXT["cols"]
+        table = pd.DataFrame(
+            [
+                {
+                    cols["format"]: v.format,
+                    cols["method"]: TEXT["methods"][v.method],
+                    cols["output"]: v.output_dtype,
+                    **_metric_cells(
+                        v.metrics, cols, ("nan", "inf", "zero", "sum", "abs", "rel", "kl", "argmax", "order")
+                    ),
+                    cols["grad_rel"]: v.grad.max_rel_error,
+                    cols["grad_bad"]: v.grad.nan + v.grad.inf,
+                    cols["grad_zero"]: v.grad.underflow,
+                }
+                for v in comparison.variants
+            ]
+        )
+        for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
+            table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
+        st.dataframe(table, hide_index=True)
+        st.caption(TEXT["metrics_note"])
 
 # ── the sweep ───────────────────────────────────────────────────────────────────────────────────────────────
 with guarded("softmax sweep"):

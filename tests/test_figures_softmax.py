@@ -11,6 +11,7 @@ from mpviz import softmax as sm
 from mpviz import softmax_scale
 from view import text
 from view.figures import softmax as softmax_fig
+from view.figures import style
 
 WORDS = text.load("en", "softmax")
 LABELS = {**WORDS["fig"], "methods": WORDS["methods"]}
@@ -83,3 +84,25 @@ def test_exp_shares_one_label_between_maxima_that_coincide():
     assert math.isclose(fig.layout.annotations[0].y, math.log10(3.4e38), rel_tol=0.01) or math.isclose(
         fig.layout.annotations[1].y, math.log10(3.4e38), rel_tol=0.01
     )
+
+
+def test_log_axis_labels_thin_out_to_fit_a_short_panel():
+    """bfloat16's error panel spans 1e-4..0.1: 1-2-5 ticks there are ten 16 px labels in ~170 px, which touched."""
+    assert style.value_log_axis([1e-4, 0.1])["ticktext"] == [
+        "0.0001",
+        "0.0003",
+        "0.001",
+        "0.003",
+        "0.01",
+        "0.03",
+        "0.1",
+    ]
+    assert style.value_log_axis([1e-4, 0.1], max_ticks=5)["ticktext"] == ["0.0001", "0.001", "0.01", "0.1"]
+    assert style.value_log_axis([2.0, 5.0])["ticktext"] == ["1", "2", "3", "5", "7", "10"]  # under a decade
+
+
+def test_presenter_copy_keeps_a_larger_title_inside_the_figure_and_inks_axis_titles(large):
+    fig = style.presented(softmax_fig.softmax_bars(large, log_y=True, labels=LABELS))
+    assert fig.layout.yaxis.title.font.color == style.PRESENTER_INK
+    titled = style.presented(style.figure(title="a title", margin=dict(t=40)))
+    assert titled.layout.margin.t >= 2 * style.PRESENTER_FONT["title"]

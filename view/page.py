@@ -82,17 +82,18 @@ def chart(fig: go.Figure, *, where: Container = st, key: str | None = None) -> N
 
 
 @contextmanager
-def expert(title: str, *, where: Container = st, heading: str = "subheader") -> Iterator[None]:
-    """A section only experts need (library disagreements, every finfo field, long op tables): shown as usual under
-    its title (`heading` "subheader", "bold", or "none" for no title), folded into a closed expander titled `title`
-    in presenter mode, so the lesson's main points stay on the screen."""
+def expert(title: str, *, where: Container = st, heading: str = "subheader", help: str | None = None) -> Iterator[None]:
+    """A section only experts need (library disagreements, every finfo field, long op tables, tables too wide for a
+    projector at 1024 px): shown as usual under its title (`heading` "subheader" with an optional `help`, "bold", or
+    "none" for no title), folded into a closed expander titled `title` in presenter mode, so the lesson's main
+    points stay on the screen."""
     if presenting():
         with where.expander(title):
             yield
         return
     with where.container():
         if heading == "subheader":
-            st.subheader(title)
+            st.subheader(title, help=help)
         elif heading == "bold":
             st.markdown(f"**{title}**")
         yield

@@ -16,7 +16,8 @@ KEY_COLOR = "#555555"  # legend entries that stand for a method, whatever the fo
 # Legend across the top of the figure (the container, not the plot: a legend that wraps to three rows on a phone
 # pushes the plot down instead of running off the top), clear of the tick labels and axis titles below.
 TOP_LEGEND = dict(orientation="h", yref="container", y=1, yanchor="top", x=0, itemclick=False, itemdoubleclick=False)
-LABEL_ROW_PX = 18  # vertical distance between stacked labels
+ERROR_ROW_TICKS = 5  # tick labels on one ~170 px error panel: 16 px labels need ~30 px apiece
+LABEL_ROW_PX = 26  # vertical distance between stacked labels: one line of presenter-size (18 px) text and a gap
 
 
 def _softmax_plottable(values, positive: bool = False) -> list:
@@ -144,7 +145,8 @@ def softmax_errors(comparison, max_points: int = 300, *, labels: dict) -> go.Fig
                 row=row,
                 col=1,
             )
-        fig.update_yaxes(title_text=lab["error_row"].format(format=fmt), **value_log_axis(errors), row=row, col=1)
+        axis = value_log_axis(errors, max_ticks=ERROR_ROW_TICKS)
+        fig.update_yaxes(title_text=lab["error_row"].format(format=fmt), **axis, row=row, col=1)
     _method_key(
         fig,
         methods,

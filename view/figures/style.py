@@ -55,21 +55,25 @@ def autocast_color(name: str) -> str:
     return dtype_color(dtype_name(dtype) if dtype is not None else "float32")
 
 
-def value_log_axis(values) -> dict:
-    """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, else one tick every
-    few decades, at most about MAX_LOG_LABELS of them. (Plotly's own labels write the ticks between powers of ten
-    as a bare digit, "5" for 0.5, and crowd them on a short axis until they overprint.)"""
+def value_log_axis(values, max_ticks: int = MAX_LOG_LABELS) -> dict:
+    """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, thinned to 1-3 or
+    to powers of ten (one every few decades) so that at most about `max_ticks` labels share the axis: a short
+    panel passes a smaller number. (Plotly's own labels write the ticks between powers of ten as a bare digit, "5"
+    for 0.5, and crowd them on a short axis until they overprint.)"""
     positive = [v for v in values if v is not None and 0 < v < math.inf]
     if not positive:
         return dict(type="log")
     lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-    if max(positive) < 10 * min(positive):  # under a decade: 1-2-3-5-7, or a single tick might be all there is
-        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 3, 5, 7)]
-    elif hi - lo <= 3:
-        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
-    else:
-        ticks = [10.0**e for e in range(lo, hi + 1, math.ceil((hi - lo) / MAX_LOG_LABELS))]
-    ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
+    under_a_decade = max(positive) < 10 * min(positive)  # a single power of ten might be all the axis shows
+
+    def within(mantissas) -> list[float]:
+        ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in mantissas]
+        return [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
+
+    candidates = [within(m) for m in ((1, 2, 3, 5, 7), (1, 2, 5), (1, 3)) if under_a_decade or hi - lo <= 3]
+    ticks = next((t for t in candidates if len(t) <= max_ticks), None)
+    if ticks is None or len(ticks) < 2:
+        ticks = [10.0**e for e in range(lo, hi + 1, max(1, math.ceil((hi - lo) / max_ticks)))]
     text = [f"{t:g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e") for t in ticks]
     return dict(type="log", tickvals=ticks, ticktext=text)
 
@@ -85,11 +89,14 @@ def presented(fig: go.Figure) -> go.Figure:
     layout.font.color = ink
     layout.legend.font.size = max(layout.legend.font.size or 0, size["legend"])
     layout.title.font.size = max(layout.title.font.size or 0, size["title"])
+    if layout.title.text:  # plotly centres the title in the top margin: room for the larger line, or it is cut
+        layout.margin.t = max(layout.margin.t or 0, round(2.4 * size["title"]))
     layout.hoverlabel.font.size = max(layout.hoverlabel.font.size or 0, size["axis"])
     for axis in (*out.select_xaxes(), *out.select_yaxes()):
         axis.tickfont.size = max(axis.tickfont.size or 0, size["axis"])
         axis.tickfont.color = ink
         axis.title.font.size = max(axis.title.font.size or 0, size["axis_title"])
+        axis.title.font.color = ink
     for trace in out.data:
         colorbar = getattr(trace, "colorbar", None)
         if colorbar is not None:

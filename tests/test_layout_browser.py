@@ -1,0 +1,99 @@
+"""Layout in Chromium: no overprinted, cut-off or sideways-scrolling text (issue 9: every page in zh, presenter mode,
+1024×768; issue 11: the figure pages in English at a desktop, a laptop and a phone viewport).
+
+What a look at a screenshot would catch, measured from the DOM after one page load per page and viewport: every
+piece of text a plotly figure drew, as the quad it covers on screen (rotated tick labels included), must not meet
+another (tick labels on one axis, annotations, legend entries, titles; labels inside one trace are placed by its
+geometry and left out), nor run past the figure's edge. Segmented controls must not hide an option behind a
+sideways scroll, nor the page scroll sideways. (Tables are drawn on a canvas whose scroll width does not say
+whether it is cut: wide ones fold into expanders in presenter mode, checked on screenshots.)
+"""
+
+import pytest
+
+from mpviz.lessons import LESSONS
+from tests.browser import APP_IDLE
+
+pytestmark = pytest.mark.browser
+
+# Idle: the script run has ended, nothing is stale or a skeleton, and every plotly chart has drawn its SVG.
+QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
+  return !!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")
+    && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]')
+    && document.querySelectorAll('.js-plotly-plot .main-svg').length >= c; }"""
+
+TEXT_PROBLEMS = """() => {
+  const out = [];
+  const quad = (e) => { const b = e.getBBox(), m = e.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+  const apart = (p, q, pad) => {  // separating axis theorem on two convex quads, each shrunk by `pad` px
+    for (const poly of [p, q]) for (let i = 0; i < 4; i++) {
+      const [x1, y1] = poly[i], [x2, y2] = poly[(i + 1) % 4], len = Math.hypot(x2 - x1, y2 - y1) || 1;
+      const nx = (y1 - y2) / len, ny = (x2 - x1) / len;
+      const a = p.map(([x, y]) => x * nx + y * ny), b = q.map(([x, y]) => x * nx + y * ny);
+      if (Math.max(...a) - pad <= Math.min(...b) || Math.max(...b) - pad <= Math.min(...a)) return true;
+    }
+    return false;
+  };
+  const shown = (e) => { if (!e.textContent.trim()) return false; const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) return false;
+    for (let n = e; n && n.tagName !== 'svg'; n = n.parentElement) { const s = getComputedStyle(n);
+      if (s.display === 'none' || s.visibility === 'hidden' || +s.opacity === 0) return false; }
+    return true; };
+  const isTick = (e) => { for (let n = e.parentElement; n && n.tagName !== 'svg'; n = n.parentElement)
+    if (/(^| )[xy]\\d*tick( |$)/.test(n.getAttribute('class') || '')) return true; return false; };
+  const kind = (e) => isTick(e) ? 'tick' : e.closest('.legend') ? 'legend' : e.closest('.annotation') ? 'annotation'
+    : e.closest('.textpoint') ? 'trace' : 'title';
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, i) => {
+    const frame = plot.getBoundingClientRect();
+    const name = `figure ${i + 1} ${(plot.querySelector('.gtitle') || {}).textContent || ''}`.trim();
+    const texts = [...plot.querySelectorAll('svg text')].filter(shown), quads = texts.map(quad);
+    texts.forEach((e, k) => { const xs = quads[k].map((c) => c[0]), ys = quads[k].map((c) => c[1]);
+      if (Math.min(...xs) < frame.left - 1 || Math.max(...xs) > frame.right + 1 ||
+          Math.min(...ys) < frame.top - 1 || Math.max(...ys) > frame.bottom + 1)
+        out.push(`${name}: "${e.textContent}" (${kind(e)}) is cut by the figure's edge`); });
+    for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
+      const [ea, eb] = [texts[a], texts[b]];
+      if ((kind(ea) === 'trace' && kind(eb) === 'trace') || ea.contains(eb) || eb.contains(ea)) continue;
+      if (!apart(quads[a], quads[b], 1))
+        out.push(`${name}: "${ea.textContent}" (${kind(ea)}) overprints "${eb.textContent}" (${kind(eb)})`);
+    }
+  });
+  const controls = '[data-testid=stMain] [data-testid=stButtonGroup] > div:has(> button), ' +
+    '[data-testid=stSidebar][aria-expanded=true] [data-testid=stButtonGroup] > div:has(> button)';
+  document.querySelectorAll(controls).forEach((g) => {
+    if (g.scrollWidth > g.clientWidth + 1) out.push(`"${g.getAttribute('aria-label')}" scrolls sideways`); });
+  const main = document.querySelector('[data-testid=stMain]');
+  if (main.scrollWidth > main.clientWidth + 1) out.push(`the page scrolls sideways: ${main.scrollWidth} px`);
+  return out;
+}"""
+
+PRESENTED = [("zh", True, (1024, 768), entry.slug) for entry in LESSONS]  # issue 9
+FIGURE_PAGES = [  # issue 11; ?recipes=1 adds the scaler's recipe comparison
+    ("en", False, viewport, slug)
+    for viewport in ((1440, 900), (1024, 768), (390, 844))
+    for slug in ("scaler", "softmax", "formats", "policy")
+]
+
+
+def _case_id(case) -> str:
+    lang, present, (w, h), slug = case
+    return f"{lang}-{'present' if present else 'normal'}-{w}x{h}-{slug}"
+
+
+@pytest.mark.parametrize("case", PRESENTED + FIGURE_PAGES, ids=_case_id)
+def test_no_text_overprinted_cut_off_or_scrolled_away(browser, streamlit_server, case):
+    lang, present, (width, height), slug = case
+    server, _ = streamlit_server
+    query = f"lang={lang}" + ("&present=1" if present else "") + ("&recipes=1" if slug == "scaler" else "")
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(f"{server}/{slug}?{query}")
+    for _ in range(2):  # a page may rerun once after its first run (a widget writing the URL back)
+        page.wait_for_selector(APP_IDLE, timeout=300_000)
+        page.wait_for_function(QUIET, timeout=300_000)
+        page.wait_for_timeout(500)
+    problems = page.evaluate(TEXT_PROBLEMS)
+    context.close()
+    assert problems == [], "\n".join(problems)
