@@ -86,35 +86,7 @@ def _untyped(path: Path) -> list[str]:
     return found
 
 
-# Plotly builders not typed yet (their argument types are the engine's result objects); shrink this list, never grow it.
-UNTYPED_FIGURES = (
-    {
-        "view/figures/claims.py::" + name
-        for name in ("close_scores_figure", "speed_figure", "accumulation_figure", "lost_gradients_figure")
-    }
-    | {
-        "view/figures/formats.py::" + name
-        for name in ("bit_layout_figure", "number_line_figure", "range_figure", "format_exponent_figure")
-    }
-    | {
-        "view/figures/scaler.py::" + name
-        for name in (
-            "scale_trace_figure",
-            "training_loss_figure",
-            "zero_fraction_figure",
-            "scaled_gradient_histogram_figure",
-            "recipes_loss_figure",
-        )
-    }
-    | {
-        "view/figures/softmax.py::" + name
-        for name in ("softmax_bars", "softmax_errors", "softmax_sweep", "softmax_exp")
-    }
-    | {"view/figures/style.py::figure", "view/figures/style.py::value_log_axis"}
-)
-
-
 def test_every_public_function_is_typed():
     """The engine's and the view's public functions say what they take and return (the brief's style rule)."""
     untyped = {name for folder in ("mpviz", "view") for p in (ROOT / folder).rglob("*.py") for name in _untyped(p)}
-    assert sorted(untyped - UNTYPED_FIGURES) == []
+    assert sorted(untyped) == []

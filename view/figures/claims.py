@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from view.figures.formats import number_line_figure
 from view.figures.style import autocast_color, dtype_color, figure
 
+if TYPE_CHECKING:
+    from mpviz.claims import AccumulationEvidence, ScorePair, SpeedEvidence
+    from mpviz.formats import NumberLine
+    from mpviz.scaler import RecipeResult
 
-def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict) -> go.Figure:
+
+def close_scores_figure(
+    lines: Sequence[NumberLine], pairs: Sequence[ScorePair], *, labels: dict, number_line_labels: dict
+) -> go.Figure:
     """Number lines (`mpviz.formats.NumberLine`s, one per format) with every score of `pairs`
     (`mpviz.claims.ScorePair`s) as a dotted vertical line and a dot where each format stores it."""
     lab = labels
@@ -46,7 +55,7 @@ def close_scores_figure(lines, pairs, *, labels: dict, number_line_labels: dict)
     return fig
 
 
-def speed_figure(evidence, *, labels: dict) -> go.Figure:
+def speed_figure(evidence: SpeedEvidence, *, labels: dict) -> go.Figure:
     """Speed of each dtype relative to float32 (`mpviz.claims.SpeedEvidence`): one matmul and one training step,
     median per-round speedup with its interquartile range as error bars, on a log axis with 1× marked and the
     claimed 2–3× band shaded."""
@@ -115,7 +124,7 @@ def speed_figure(evidence, *, labels: dict) -> go.Figure:
     return fig
 
 
-def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
+def accumulation_figure(evidence: AccumulationEvidence, *, labels: dict) -> go.Figure:
     """The designed dot product of `mpviz.claims.AccumulationEvidence`: the exact running sum and a low-precision
     accumulator's, term by term, with the once-rounded exact sum and torch.matmul's answer at the end."""
     lab = labels
@@ -155,7 +164,7 @@ def accumulation_figure(evidence, *, labels: dict) -> go.Figure:
     return fig
 
 
-def lost_gradients_figure(recipes, *, names: dict[str, str], labels: dict) -> go.Figure:
+def lost_gradients_figure(recipes: Sequence[RecipeResult], *, names: dict[str, str], labels: dict) -> go.Figure:
     """Mean share of gradient elements each `mpviz.scaler.RecipeResult` lost to zero, one horizontal bar per
     recipe (names stay readable at any width) coloured by its autocast dtype (hatched: fp16 without a scaler).
     `names` renames recipes by key."""

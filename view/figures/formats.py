@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from view.figures.style import FIELD_COLORS, dtype_color, figure
 
+if TYPE_CHECKING:
+    from mpviz.formats import Encoding, FormatSpec, NumberLine
 
-def bit_layout_figure(enc, *, labels: dict) -> go.Figure:
+
+def bit_layout_figure(enc: Encoding, *, labels: dict) -> go.Figure:
     """One box per bit of a `mpviz.formats.Encoding`, MSB left, coloured by field (1 = solid, 0 = pale).
 
     The decoded value is in the title. An invisible marker sits on each box with customdata = bit position
@@ -82,7 +87,7 @@ def _pale(color: str, alpha: float) -> str:
 
 
 def number_line_figure(
-    lines, lo: float, hi: float, value: float | None = None, labels: dict | None = None
+    lines: Sequence[NumberLine], lo: float, hi: float, value: float | None = None, labels: dict | None = None
 ) -> go.Figure:
     """Stacked number lines over [lo, hi] (one row per `mpviz.formats.NumberLine`, first on top): alternating
     shaded bars are the round-to-nearest bins, ticks the representable values; a dashed line marks `value`."""
@@ -154,7 +159,7 @@ def number_line_figure(
     return fig
 
 
-def _range_rows(fig: go.Figure, specs, yaxis: str, lab: dict) -> None:
+def _range_rows(fig: go.Figure, specs: Sequence[FormatSpec], yaxis: str, lab: dict) -> None:
     """Subnormal (pale) and normal (solid) log2 ranges of each spec as horizontal bars, max marked."""
     for spec in specs:
         color = dtype_color(spec.name)
@@ -203,7 +208,7 @@ def _range_rows(fig: go.Figure, specs, yaxis: str, lab: dict) -> None:
         )
 
 
-def range_figure(specs, markers: dict[str, float] | None = None, *, labels: dict) -> go.Figure:
+def range_figure(specs: Sequence[FormatSpec], markers: dict[str, float] | None = None, *, labels: dict) -> go.Figure:
     """Each `FormatSpec`'s subnormal and normal range on a log2 axis (max marked ×), with labelled vertical
     lines at log2|x| of every finite non-zero marker (the current value, a tensor's extremes …), named in a
     legend below the axis (so it never meets the title, whatever the width)."""
@@ -237,7 +242,9 @@ def range_figure(specs, markers: dict[str, float] | None = None, *, labels: dict
     return fig
 
 
-def format_exponent_figure(name: str, log2_hist, specs, *, labels: dict) -> go.Figure:
+def format_exponent_figure(
+    name: str, log2_hist: Sequence[tuple[int, int]], specs: Sequence[FormatSpec], *, labels: dict
+) -> go.Figure:
     """Top: counts of a tensor's elements per floor(log2|x|) (`TensorStats.log2_hist`). Bottom, same x axis:
     each spec's subnormal / normal range, so what falls outside a format's range is read off directly."""
     lab = labels

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from view.figures.style import autocast_color, dtype_color, figure, value_log_axis
+
+if TYPE_CHECKING:
+    from mpviz.scaler import RecipeResult, StepRecord
+    from mpviz.stats import FormatRange
 
 # Zones of a format's range on the exponent axis (histogram backgrounds).
 SCALER_ZONE_COLORS = {"underflow": "#bbbbbb", "subnormal": "#f2c14e", "overflow": "#e76f51"}
@@ -32,7 +38,9 @@ def _step_axis(title: str, total_steps: int | None) -> dict:
     return dict(title=title, range=[-0.5, total_steps + 0.5]) if total_steps else dict(title=title)
 
 
-def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, max_annotations: int = 16) -> go.Figure:
+def scale_trace_figure(
+    steps: Sequence[StepRecord], *, labels: dict, total_steps: int | None = None, max_annotations: int = 16
+) -> go.Figure:
     """GradScaler's scale per step on a log₂ axis: the scale each step ran with, then where update() left it.
 
     `steps` are `mpviz.scaler.StepRecord`s of a run with a scaler (maybe the first few of `total_steps`).
@@ -106,7 +114,7 @@ def scale_trace_figure(steps, *, labels: dict, total_steps: int | None = None, m
     return fig
 
 
-def training_loss_figure(steps, *, labels: dict, total_steps: int | None = None) -> go.Figure:
+def training_loss_figure(steps: Sequence[StepRecord], *, labels: dict, total_steps: int | None = None) -> go.Figure:
     """Loss per step (log axis); skipped steps marked ✕. Non-finite losses leave gaps."""
     lab = labels
     fig = figure(height=300, showlegend=False)
@@ -135,7 +143,9 @@ def training_loss_figure(steps, *, labels: dict, total_steps: int | None = None)
     return fig
 
 
-def zero_fraction_figure(steps, *, labels: dict, dtype: str = "float16", total_steps: int | None = None) -> go.Figure:
+def zero_fraction_figure(
+    steps: Sequence[StepRecord], *, labels: dict, dtype: str = "float16", total_steps: int | None = None
+) -> go.Figure:
     """Per step, the share of gradient elements the low-precision backward lost to zero: scaled vs not."""
     lab = labels
     fig = figure(height=300, legend=dict(orientation="h", y=1.15))
@@ -165,7 +175,7 @@ def zero_fraction_figure(steps, *, labels: dict, dtype: str = "float16", total_s
     return fig
 
 
-def scaled_gradient_histogram_figure(record, fmt, *, labels: dict) -> go.Figure:
+def scaled_gradient_histogram_figure(record: StepRecord, fmt: FormatRange, *, labels: dict) -> go.Figure:
     """Exponents of one step's float32 reference gradients, unscaled and × its scale, over `fmt`'s zones.
 
     `record` is a `StepRecord`, `fmt` a `mpviz.stats.FormatRange` (the autocast dtype's). A bar for exponent e
@@ -231,7 +241,7 @@ def scaled_gradient_histogram_figure(record, fmt, *, labels: dict) -> go.Figure:
     return fig
 
 
-def recipes_loss_figure(results, *, labels: dict, reference: str = "fp32") -> go.Figure:
+def recipes_loss_figure(results: Sequence[RecipeResult], *, labels: dict, reference: str = "fp32") -> go.Figure:
     """Loss curves of `mpviz.scaler.RecipeResult`s, and below them each recipe's loss relative to `reference`'s.
 
     Coloured by autocast dtype (dashed: fp16 without a scaler). Recipes that train alike draw on top of one
@@ -294,6 +304,6 @@ def recipes_loss_figure(results, *, labels: dict, reference: str = "fp32") -> go
     return fig
 
 
-def _recipe_dash(r) -> str:
+def _recipe_dash(r: RecipeResult) -> str:
     """fp16 without a scaler is the recipe that should have one: dashed."""
     return "dash" if r.dtype == "fp16" and not r.scaler else "solid"

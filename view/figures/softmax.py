@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from view.figures.style import dtype_color, figure, value_log_axis
+
+if TYPE_CHECKING:
+    from mpviz.softmax import Comparison
+    from mpviz.softmax_scale import ExpCurve, Sweep
 
 # Methods keep their format's colour and differ by bar pattern / line dash / marker.
 SOFTMAX_PATTERNS = {"naive": "/", "stable": "", "torch": ".", "upcast": "x"}
@@ -32,7 +38,7 @@ def _method_key(fig: go.Figure, methods, labels: dict, style) -> None:
         fig.add_trace(go.Scatter(x=[None], y=[None], name=labels["methods"].get(m, m), **style(m)))
 
 
-def softmax_bars(comparison, max_bars: int = 48, log_y: bool = False, *, labels: dict) -> go.Figure:
+def softmax_bars(comparison: Comparison, max_bars: int = 48, log_y: bool = False, *, labels: dict) -> go.Figure:
     """One panel per format: grouped bars per method, float64 as black dashes, ✕ where an output is nan/inf.
 
     `comparison` is a `mpviz.softmax.Comparison`. Rows longer than `max_bars` show the `max_bars` entries with
@@ -109,7 +115,7 @@ def _spread(n: int, k: int) -> list[int]:
     return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
 
 
-def softmax_errors(comparison, max_points: int = 300, *, labels: dict) -> go.Figure:
+def softmax_errors(comparison: Comparison, max_points: int = 300, *, labels: dict) -> go.Figure:
     """How far each probability is from float64: |p − p₆₄| / p₆₄ against p₆₄, log–log, one panel per format.
 
     One marker per entry and method (methods by symbol, formats by colour). Entries float64 gives 0 (masked)
@@ -179,7 +185,7 @@ def _staggered_labels(fig: go.Figure, marks: list[tuple[float, str, str]], x_log
         )
 
 
-def softmax_sweep(sweep, metric: str = "max_rel_error", *, labels: dict) -> go.Figure:
+def softmax_sweep(sweep: Sweep, metric: str = "max_rel_error", *, labels: dict) -> go.Figure:
     """Error (a `SweepCurve` field: max_abs_error | max_rel_error | kl) vs scale, log–log, one line per
     format × method; ✕ on a line where the output was nan/inf, a dashed vertical where each arithmetic dtype's
     exp overflows for this row (`sweep.overflow_scale`), labelled in rows of their own at the top.
@@ -256,7 +262,7 @@ def softmax_sweep(sweep, metric: str = "max_rel_error", *, labels: dict) -> go.F
     return fig
 
 
-def softmax_exp(curves, *, labels: dict) -> go.Figure:
+def softmax_exp(curves: Sequence[ExpCurve], *, labels: dict) -> go.Figure:
     """exp(x) per dtype on a log axis (`mpviz.softmax_scale.exp_curves`), each dtype's max as a dotted horizontal
     line, ✕ where exp first gives inf (on the max line), ○ where it first gives 0 (at its smallest value).
 

@@ -6,6 +6,8 @@ reader sees arrives in a `labels` dict from the page's locale file, so figures h
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -44,7 +46,7 @@ def dtype_color(dtype: str | None) -> str:
     return DTYPE_COLORS.get(dtype or "", FALLBACK_COLOR)
 
 
-def figure(**layout) -> go.Figure:
+def figure(**layout: Any) -> go.Figure:
     """An empty figure with the shared layout, `layout` on top."""
     return go.Figure(layout={**LAYOUT, **layout})
 
@@ -55,7 +57,7 @@ def autocast_color(name: str) -> str:
     return dtype_color(dtype_name(dtype) if dtype is not None else "float32")
 
 
-def value_log_axis(values, max_ticks: int = MAX_LOG_LABELS) -> dict:
+def value_log_axis(values: Iterable[float | None], max_ticks: int = MAX_LOG_LABELS) -> dict:
     """A log axis whose ticks each say their value: 1-2-(3)-5-(7) ticks over up to three decades, thinned to 1-3 or
     to powers of ten (one every few decades) so that at most about `max_ticks` labels share the axis: a short
     panel passes a smaller number. (Plotly's own labels write the ticks between powers of ten as a bare digit, "5"
