@@ -87,7 +87,7 @@ def _pale(color: str, alpha: float) -> str:
 
 
 def number_line_figure(
-    lines: Sequence[NumberLine], lo: float, hi: float, value: float | None = None, labels: dict | None = None
+    lines: Sequence[NumberLine], lo: float, hi: float, value: float | None = None, *, labels: dict
 ) -> go.Figure:
     """Stacked number lines over [lo, hi] (one row per `mpviz.formats.NumberLine`, first on top): alternating
     shaded bars are the round-to-nearest bins, ticks the representable values; a dashed line marks `value`."""
