@@ -1,30 +1,93 @@
-"""Shared fixtures: empty Streamlit caches per test, and a real `streamlit run app.py` for server-level tests."""
+"""Shared fixtures: empty Streamlit caches per test, a real `streamlit run app.py` for server-level tests, and how
+the run is split over two processes (pytest-xdist) without letting server tests overlap or hiding their figures."""
 
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import streamlit as st
 
-from mpviz.admission import default_cache
+from mpviz import admission
+from mpviz.admission import BoundedCache, default_cache
 from tests.browser import CHROMIUM_ARGS, require_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
+SERIAL = "serial"  # the xdist group whose tests run on one worker, one after another (see below)
+SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
+
+
+def pytest_addoption(parser, pluginmanager):
+    """pyproject's addopts name xdist's options: with `-p no:xdist` accept (and ignore) them, run in this process."""
+    if not pluginmanager.has_plugin("xdist"):
+        group = parser.getgroup("xdist (disabled by -p no:xdist)")
+        group.addoption("--numprocesses", "--maxprocesses", "--dist", help="ignored without xdist")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
+def pytest_collection_modifyitems(items):
+    """Tests that start a server or a browser, measure load or memory, or write into the repository (marked
+    `xdist_group("serial")` in their module) all run on one worker, one after another: servers never overlap, one
+    shared server serves them, and no other test sees a throw-away file. The rest spread over both workers."""
+    for item in items:
+        if SERIAL_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.xdist_group(SERIAL))
+
+
+@pytest.fixture
+def printout(request) -> Callable[[str], None]:
+    """`printout(text)` prints a test's measured figures and repeats them in the run's summary (xdist's workers
+    swallow prints, and without -s so does pytest): benchmarks' numbers are read, not asserted."""
+
+    def record(text: str) -> None:
+        print(text)
+        request.node.user_properties.append(("printout", text))
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    seen = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, text in getattr(report, "user_properties", ()):
+                if key == "printout":
+                    seen.setdefault((report.nodeid, text), None)
+    if seen:
+        terminalreporter.write_sep("-", "measured figures (printed, not asserted)")
+        for nodeid, text in seen:
+            terminalreporter.write_line(nodeid.split("@")[0])  # xdist's loadgroup appends "@group" to node ids
+            terminalreporter.write_line(text.strip("\n"))
+
+
+_shared_results: BoundedCache | None = None
 
 
 @pytest.fixture(autouse=True)
-def _clear_streamlit_caches():
+def _clear_streamlit_caches(request):
+    """Every test starts with empty caches, except those marked `shared_results`: they only render pages over the
+    real engine's results (no monkeypatch), so they share one cache of their own, as a class on one link does (the
+    first computes, the rest read), and no other test's patched results can reach it."""
+    global _shared_results
     st.cache_data.clear()
     st.cache_resource.clear()
     default_cache().clear()
-    yield
+    if not request.node.get_closest_marker("shared_results"):
+        yield
+        return
+    if _shared_results is None:
+        _shared_results = BoundedCache(admission.DEFAULT_CACHE_MB * 2**20)
+    own, admission._cache = admission._cache, _shared_results  # default_cache()'s process-wide instance
+    try:
+        yield
+    finally:
+        admission._cache = own
 
 
 def _free_port() -> int:
@@ -68,12 +131,25 @@ def running_server(log_path: Path, *extra_args: str) -> Iterator[tuple[str, subp
             proc.wait(timeout=20)
 
 
-@pytest.fixture(scope="module")
-def streamlit_server(tmp_path_factory):
-    """A fresh `streamlit run app.py` per test module on a free loopback port; yields (base URL, log path)."""
+def _serve(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     with running_server(log_path) as (url, _):
         yield url, log_path
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory):
+    """One `streamlit run app.py` for the whole run on a free loopback port; yields (base URL, log path).
+
+    Shared like a hosted copy is: tests open their own sessions and rooms, and read only what they caused.
+    """
+    yield from _serve(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def fresh_streamlit_server(tmp_path_factory):
+    """A `streamlit run app.py` of this module's own, for tests whose figures need a server nobody warmed up."""
+    yield from _serve(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

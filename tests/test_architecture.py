@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("serial")  # reads pages/, which test_navigation's throw-away lesson writes
 
 
 def _imports(path: Path) -> set[str]:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 BOUNDARY_ERROR = "[data-testid='stAlertContentError']:has-text('error id')"
 
 
-def test_every_lesson_opens_in_a_real_browser(browser, streamlit_server, tmp_path):
+def test_every_lesson_opens_in_a_real_browser(browser, streamlit_server, tmp_path, printout):
     server, log = streamlit_server
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     for entry in LESSONS:
@@ -24,5 +24,5 @@ def test_every_lesson_opens_in_a_real_browser(browser, streamlit_server, tmp_pat
         assert page.locator("[data-testid='stException']").count() == 0, entry.slug
         assert page.locator(BOUNDARY_ERROR).count() == 0, (entry.slug, log.read_text()[-3000:])
         page.screenshot(path=str(tmp_path / f"{entry.slug}.png"), full_page=True)
-    print(f"screenshots: {tmp_path}")
+    printout(f"screenshots: {tmp_path}")
     page.close()

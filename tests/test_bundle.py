@@ -79,10 +79,11 @@ def test_landmark_samples_are_the_tensors_first_values(dtype):
         np.testing.assert_array_equal(got, want[..., :c].numpy(), err_msg=name)
 
 
-def test_size_is_bounded_at_the_default_and_the_largest_config():
+@pytest.mark.slow  # builds the largest allowed lesson (T=512, d=512, H=16)
+def test_size_is_bounded_at_the_default_and_the_largest_config(printout):
     default = len(lesson_bundle(AttentionConfig(), "cpu", "bf16").to_json())
     largest = len(lesson_bundle(AttentionConfig(seq_len=512, d_model=512, n_heads=16), "cpu", "bf16").to_json())
-    print(f"\nbundle bytes: default {default:,}, largest {largest:,} (bound {MAX_BUNDLE_BYTES:,})")
+    printout(f"bundle bytes: default {default:,}, largest {largest:,} (bound {MAX_BUNDLE_BYTES:,})")
     assert default < largest <= MAX_BUNDLE_BYTES
 
 

@@ -186,7 +186,7 @@ class Follower:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_server):
+def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_server, printout):
     server, _ = streamlit_server
     pid = _server_pid(int(server.rsplit(":", 1)[1]))
     teacher = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -233,8 +233,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     tick_ms = idle["cpu"] * 1e3 / max(idle["ticks"], 1)
     extra = moving["cpu"] - idle["cpu"] / idle["s"] * moving["s"]  # what the moves added to the polling
     lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if g >= moves[0]]
-    print(
-        f"\nfollow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
+    printout(
+        f"follow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
         f"  idle   {idle['s']:.1f} s: {idle['ticks']} polls, server CPU {idle['cpu'] * 1e3 / idle['s']:.0f} ms/s"
         f" ({tick_ms:.2f} ms per poll)\n"
         f"  moving {moving['s']:.1f} s, {MOVES} steps ({moving['presenter_runs']} presenter runs):"

@@ -25,7 +25,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +41,7 @@ from tests.test_load import LINK
 from view.websocket_session import percentile, rerun_request
 from view.websocket_session import run as run_sessions
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER_SH = ROOT / "deploy" / "cluster.sh"
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
@@ -352,15 +352,15 @@ def _wave(cluster: Cluster, n: int) -> Wave:
     return Wave(visits, cpu, load)
 
 
-def test_a_class_through_two_replicas_and_a_replica_dying():
+def test_a_class_through_two_replicas_and_a_replica_dying(printout):
     began = time.perf_counter()
     with _running(1) as one:  # the same class, the same way, against a single process first
         single = _wave(one, CLASS_SIZE)
     with _running(REPLICAS) as cluster:
-        _class_then_kill(cluster, single, began)
+        _class_then_kill(cluster, single, began, printout)
 
 
-def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float) -> None:
+def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float, printout: Callable[[str], None]) -> None:
     wave = _wave(cluster, CLASS_SIZE)
     single, proxied = single_wave.visits, wave.visits
     per_replica = Counter(v.served_by for v in proxied)
@@ -372,7 +372,7 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float) -> None:
         "  sessions per replica        : "
         + ", ".join(f"{cluster.replica(a).name} {n}" for a, n in sorted(per_replica.items()) if a),
     ]
-    print("\n" + "\n".join(lines))
+    printout("\n".join(lines))
     logs = cluster.logs()
     for v in single:
         assert v.ok, f"single process: {v}"
@@ -413,7 +413,7 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float) -> None:
         + f"; {_summary(after)}",
         f"  whole test {time.perf_counter() - began:.1f} s",
     ]
-    print("\n".join(lines))
+    printout("\n".join(lines))
     logs = cluster.logs()
     assert killed_at, f"no session on {victim.name} received a message: {batch}"
     assert cut_off, "the kill reached no session mid-run"
@@ -426,7 +426,7 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float) -> None:
 
 
 @pytest.mark.browser
-def test_every_page_through_the_proxy_in_chromium(cluster, browser):
+def test_every_page_through_the_proxy_in_chromium(cluster, browser, printout):
     """Chromium through nginx: every page in the app's navigation renders with zero CSP violations; then the replica
     serving the tab is killed and the tab reconnects to the live one by itself and renders the page again."""
     record = (
@@ -470,8 +470,8 @@ def test_every_page_through_the_proxy_in_chromium(cluster, browser):
     finally:
         context.close()
     for url, violations in seen.items():
-        print(f"{url}: {len(violations)} CSP violation(s) {violations}")
-    print(f"killed {victim.name} under the tab on {urls[-1]}: reconnected {reconnected}, then {after_kill}")
+        printout(f"{url}: {len(violations)} CSP violation(s) {violations}")
+    printout(f"killed {victim.name} under the tab on {urls[-1]}: reconnected {reconnected}, then {after_kill}")
     assert not any(seen.values()), f"CSP violations: {seen}\nconsole: {console}"
     assert console == [], console
     route = cookies["mpviz_route"]

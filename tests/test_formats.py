@@ -107,7 +107,9 @@ def test_tf32_is_float32_range_with_float16_mantissa_and_labelled_emulated():
 
 
 # ── every bit pattern of the 4-, 6-, 8- and 16-bit formats ──────────────────────────────────────────────────
-@pytest.mark.parametrize("name", SMALL)
+@pytest.mark.parametrize(  # 65,536 patterns each for the 16-bit formats: seconds, so those run in the full suite
+    "name", [pytest.param(n, marks=pytest.mark.slow) if resolve_format(n).bits == 16 else n for n in SMALL]
+)
 def test_every_pattern_decodes_like_the_library_and_round_trips(name):
     spec = resolve_format(name)
     lib = _library_values(name)

@@ -4,6 +4,8 @@ The keys come from what each page declares when it runs (view.url.DECLARED), so 
 it is registered.
 """
 
+from functools import cache
+
 import pytest
 
 from mpviz.lessons import LESSONS
@@ -11,12 +13,13 @@ from tests.apptest import failures, page_app
 from tests.hostile import HOSTILE_VALUES, unsafe_markup
 from view.url import DECLARED
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.shared_results]  # a value that falls back reads the default run
 
 
-def _keys(slug: str) -> set[str]:
+@cache  # once per lesson, not once per hostile value: the keys a page declares do not depend on the values
+def _keys(slug: str) -> frozenset[str]:
     page_app(f"pages/{slug}.py").run()  # the page records the keys it (and the sidebar it shows) declares
-    return DECLARED[slug]
+    return frozenset(DECLARED[slug])
 
 
 @pytest.mark.parametrize("value", HOSTILE_VALUES, ids=range(len(HOSTILE_VALUES)))

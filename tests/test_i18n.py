@@ -71,6 +71,7 @@ def _words(lang: str, name: str) -> dict[str, object]:
 SECTIONS = sorted(p.stem for p in (LOCALES / "en").glob("*.toml"))
 
 
+@pytest.mark.xdist_group("serial")  # test_navigation's throw-away lesson writes a locale file: see conftest
 def test_every_locale_file_exists_in_each_language():
     for lang in text.LANGUAGES:
         assert sorted(p.stem for p in (LOCALES / lang).glob("*.toml")) == SECTIONS, lang
@@ -206,6 +207,7 @@ def test_the_english_detector_finds_sentences_and_passes_identifiers():
 PARAMS = {"claims": {"slow": "1"}}
 
 
+@pytest.mark.shared_results
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda entry: entry.slug)
 def test_every_page_renders_in_both_languages_and_the_chinese_one_shows_no_english(lesson):
     for lang in ("zh", "en"):  # the engine's results are cached in between: the second run only draws

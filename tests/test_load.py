@@ -39,8 +39,8 @@ def _bundle(run: SessionRun) -> dict:
     return json.loads(payload)["bundle"]
 
 
-def test_a_class_of_30_opens_one_warm_link(streamlit_server):
-    base_url, log_path = streamlit_server
+def test_a_class_of_30_opens_one_warm_link(fresh_streamlit_server, printout):
+    base_url, log_path = fresh_streamlit_server
     started = time.perf_counter()
     waves = run_sessions(asyncio.wait_for(_class(base_url), TOTAL_TIMEOUT_S))
     lines = [
@@ -54,7 +54,7 @@ def test_a_class_of_30_opens_one_warm_link(streamlit_server):
             f"  {name:>4} ({len(runs):>2} sessions): p50 {percentile(latencies, 50):.2f} s, "
             f"p95 {percentile(latencies, 95):.2f} s, max {max(latencies):.2f} s; failed runs: {failed}"
         )
-    print("\n" + "\n".join(lines))
+    printout("\n".join(lines))
     log = log_path.read_text()[-3000:]
     runs = [r for wave in waves.values() for r in wave]
     for r in runs:
@@ -68,8 +68,8 @@ def test_a_class_of_30_opens_one_warm_link(streamlit_server):
 
 
 @pytest.mark.browser
-def test_a_class_steps_through_the_lesson_without_one_server_rerun(streamlit_server, browser):
-    base_url, _ = streamlit_server
+def test_a_class_steps_through_the_lesson_without_one_server_rerun(fresh_streamlit_server, browser, printout):
+    base_url, _ = fresh_streamlit_server
     pages, reruns_at_load, reruns_after = [], 0, 0
     started = time.perf_counter()
     for batch in range(0, CLASS_SIZE, BROWSER_BATCH):
@@ -92,8 +92,8 @@ def test_a_class_steps_through_the_lesson_without_one_server_rerun(streamlit_ser
             pages.append(batch)
             context.close()
     stepping_reruns = reruns_after - reruns_at_load
-    print(
-        f"\nload: {len(pages)} browser sessions on ?{LINK} each stepped {STEPS} times in "
+    printout(
+        f"load: {len(pages)} browser sessions on ?{LINK} each stepped {STEPS} times in "
         f"{time.perf_counter() - started:.1f} s: {reruns_at_load} page-load runs, "
         f"{stepping_reruns} reruns from stepping"
     )

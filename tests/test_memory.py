@@ -18,7 +18,7 @@ from tests.conftest import running_server
 from view.websocket_session import open_page, percentile
 from view.websocket_session import run as run_sessions
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run, one seed per visitor
 VISITORS = 6
 UNRELATED = "dtype=bf16"  # the default lesson, cached before the storm
@@ -43,7 +43,7 @@ async def _storm(url: str, unrelated: list[float]) -> list:
     return [t.result() for t in heavy]
 
 
-def test_six_largest_runs_at_once_stay_bounded(tmp_path):
+def test_six_largest_runs_at_once_stay_bounded(tmp_path, printout):
     with running_server(tmp_path / "server.log", "--server.disconnectedSessionTTL", str(TTL_S)) as (url, proc):
         run_sessions(open_page(url, UNRELATED))  # the unrelated link is computed and cached first
         start = _rss_mb(proc.pid)
@@ -66,8 +66,8 @@ def test_six_largest_runs_at_once_stay_bounded(tmp_path):
         time.sleep(TTL_S + 5)  # the six sessions have closed: let their disconnected sessions expire
         after = _rss_mb(proc.pid)
         log = (tmp_path / "server.log").read_text()[-3000:]
-    print(
-        f"\nmemory: {VISITORS} visitors open the largest run (T=512 d=512 H=16, distinct seeds) at once: all done in "
+    printout(
+        f"memory: {VISITORS} visitors open the largest run (T=512 d=512 H=16, distinct seeds) at once: all done in "
         f"{storm_s:.1f} s; RSS {start:.0f} MB before, peak {max(samples):.0f} MB, {after:.0f} MB after they closed; "
         f"an unrelated cached page meanwhile: p50 {percentile(unrelated, 50):.2f} s, "
         f"p95 {percentile(unrelated, 95):.2f} s, max {max(unrelated):.2f} s over {len(unrelated)} visits "

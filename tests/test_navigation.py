@@ -59,6 +59,7 @@ def throwaway_lesson(monkeypatch, tmp_path):
         text.load.cache_clear()
 
 
+@pytest.mark.xdist_group("serial")  # writes into pages/ and locales/: see conftest
 def test_a_registered_lesson_is_in_navigation_tests_and_cli(throwaway_lesson, capsys):
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not failures(at)

@@ -6,6 +6,7 @@ from mpviz.lessons import LESSONS
 from tests.apptest import failures, page_app
 
 PAGES = [entry.page for entry in LESSONS]
+pytestmark = pytest.mark.shared_results  # each page reads what the first run of its config computed
 
 
 @pytest.mark.parametrize("dtype", ["off", "fp16", "bf16"])
