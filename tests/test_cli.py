@@ -101,8 +101,8 @@ def test_bench_prints_its_rows_and_the_class_run_as_a_table_and_as_json(monkeypa
     from mpviz import bench
     from mpviz.cli import attention as cli_attention
 
-    tiny = {"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")}
-    monkeypatch.setattr(cli_attention, "run_bench", lambda repeat: run_bench(repeat=repeat, configs=tiny))
+    rows = run_bench(repeat=1, configs={"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")})
+    monkeypatch.setattr(cli_attention, "run_bench", lambda repeat: rows)
     monkeypatch.setattr(cli_attention, "page_run", lambda: bench.PageRun("dtype=bf16", 30, 8.5, 1.2, 0.25, 0.31, True))
     assert cli.main(["bench", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
