@@ -1,4 +1,4 @@
-"""What every real-browser test shares: where Chromium is, how to require it, and when a Streamlit page is idle.
+"""What every real-browser test shares: where Chromium is, how to require it (and any Debian tool), when a page is idle.
 
 Debian's Chromium (`apt-get install -y chromium`), driven by the playwright package; never a downloaded browser.
 In CI (CI=true) a missing Chromium fails the test loudly: .ci/run installs it, so a skip there would hide a pass
@@ -15,9 +15,15 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-b
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script run has finished
 
 
-def require_chromium() -> str:
-    if CHROMIUM:
-        return CHROMIUM
+def require_debian_tool(path: str | None, package: str) -> str:
+    """`path` of a Debian tool a test drives; without it the test fails in CI (.ci/run installs `package`, so a
+    skip there would hide a pass that never happened) and is skipped elsewhere."""
+    if path:
+        return path
     if os.environ.get("CI"):
-        pytest.fail("Chromium is missing in CI: .ci/run must `apt-get install -y chromium`")
-    pytest.skip("no chromium on this machine (apt-get install -y chromium); CI runs this test for real")
+        pytest.fail(f"{package} is missing in CI: .ci/run must `apt-get install -y {package}`")
+    pytest.skip(f"no {package} on this machine (apt-get install -y {package}); CI runs this test for real")
+
+
+def require_chromium() -> str:
+    return require_debian_tool(CHROMIUM, "chromium")

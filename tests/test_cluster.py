@@ -36,7 +36,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 from websockets.typing import Subprotocol
 
-from tests.browser import APP_IDLE
+from tests.browser import APP_IDLE, require_debian_tool
 from tests.test_load import LINK
 from view.websocket_session import percentile, rerun_request
 from view.websocket_session import run as run_sessions
@@ -54,16 +54,10 @@ MAX_CONNECTS = 3  # per session: the first websocket and up to two reconnects, a
 MAX_MESSAGES_PER_RUN = 5000
 MAX_MESSAGE_BYTES = 64 * 2**20
 SUCCESS = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_SUCCESSFULLY)
-# Known app issue, not the proxy's: app.py's page_icon ":material/..." makes the browser load the favicon from
-# fonts.gstatic.com (a CDN). The CSP blocks it, as it should; the fix is a local or emoji page_icon in app.py.
 
 
 def _require_nginx() -> str:
-    if NGINX:
-        return NGINX
-    if os.environ.get("CI"):
-        pytest.fail("nginx is missing in CI: .ci/run must `apt-get install -y nginx`")
-    pytest.skip("no nginx on this machine (apt-get install -y nginx); CI runs this test for real")
+    return require_debian_tool(NGINX, "nginx")
 
 
 def _free_port() -> int:
