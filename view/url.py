@@ -1,9 +1,10 @@
 """View state in the URL: each piece of state a link should reproduce is a `UrlParam` (`?key=value`).
 
 On a session's first run `seed_from_url` reads every param into session state (a bad value warns and falls back
-to the default); widgets bound to those keys then own the values; `write_url` mirrors them back, leaving defaults
-out so links stay short. Old spellings of a key (`aliases`) are still read, so links shared before a rename open
-the same view, and are replaced by the current key when the URL is written.
+to the default); widgets bound to those keys then own the values (kept across pages that don't draw them);
+`write_url` mirrors them back, leaving defaults out so links stay short. Old spellings of a key (`aliases`) are
+still read, so links shared before a rename open the same view, and are replaced by the current key when the URL
+is written.
 """
 
 from __future__ import annotations
@@ -68,10 +69,16 @@ DECLARED: dict[str, set[str]] = {}
 
 
 def seed_from_url(params: list[UrlParam]) -> None:
-    """On a session's first run, put each param's URL value (or its default, with a warning) into session state."""
+    """On a session's first run, put each param's URL value (or its default, with a warning) into session state.
+
+    On later runs each value is written back to itself: Streamlit drops a widget's value at the end of a run that
+    did not draw the widget, and a value set through session state is kept (so a walk through pages that don't
+    draw the sidebar's widgets keeps the run, and the URL never gets `dtype=None`).
+    """
     DECLARED.setdefault(st.session_state.get("_page", ""), set()).update(k for p in params for k in (p.key, *p.aliases))
     for p in params:
         if p.key in st.session_state:
+            st.session_state[p.key] = st.session_state[p.key]
             continue
         found = _raw(p)
         if found is None:

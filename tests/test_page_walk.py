@@ -1,0 +1,71 @@
+"""Settings outlive a walk through the lessons: a page that does not draw the sidebar's widgets must not drop them.
+
+Streamlit forgets a widget's value at the end of a run that did not draw it. The run config's widgets are drawn
+only on lessons that change it (Attention, Scaler); Formats and Softmax show a one-line summary. Walking
+Attention → Formats → Softmax → Attention used to leave "Autocast dtype" unselected and "Causal mask" off, and the
+next change wrote `dtype=None&causal=0` into the URL (and to a presenter's followers).
+"""
+
+import pytest
+
+from mpviz.lessons import lesson
+from tests.apptest import failures, page_app
+from tests.browser import APP_IDLE
+from tests.test_classroom_browser import _open, _room_code
+from tests.test_stepper import STATE
+from view.run_config import SIDEBAR_PARAMS
+
+WALK = ("pages/formats.py", "pages/softmax.py", "pages/glossary.py", "pages/attention.py")
+CHOSEN = {"dtype": "fp16", "causal": "0", "seq": "12", "softmax": "naive"}  # every one differs from its default
+
+
+def _config(at) -> dict:
+    return {p.key: at.session_state[p.key] for p in SIDEBAR_PARAMS}
+
+
+@pytest.mark.slow
+def test_the_run_config_survives_a_walk_through_pages_that_do_not_draw_it():
+    at = page_app("pages/attention.py", **CHOSEN).run()
+    assert not failures(at)
+    start, url = _config(at), dict(at.query_params)
+    assert start["dtype"] == "fp16" and start["causal"] is False
+    for page in WALK:
+        at.switch_page(page).run()
+        assert not failures(at), page
+        assert _config(at) == start, page
+    assert {k: v for k, v in at.query_params.items() if k in CHOSEN} == {k: url[k] for k in CHOSEN}
+    # the widgets are drawn again on Attention: they show the same run, and a change keeps the rest
+    assert at.sidebar.segmented_control(key="dtype").value == "fp16"
+    assert at.sidebar.toggle(key="causal").value is False
+    at.sidebar.number_input(key="seq").set_value(10).run()
+    assert at.query_params["dtype"] == "fp16" and at.query_params["causal"] == "0"
+
+
+_NAV = "[data-testid=stSidebarNav] a[href='{href}']"
+_QUERY = "() => Object.fromEntries(new URLSearchParams(location.search))"
+
+
+@pytest.mark.browser
+def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, streamlit_server):
+    """In Chromium, presenter and follower: Attention → Formats → Softmax → Attention by the sidebar's links."""
+    server, _ = streamlit_server
+    teacher, student = (browser.new_context(viewport={"width": 1440, "height": 900}) for _ in range(2))
+    query = "&".join(f"{k}={v}" for k, v in CHOSEN.items())
+    presenter, _ = _open(teacher, f"{server}/attention?present=1&{query}")
+    follower, _ = _open(student, f"{server}/?follow={_room_code(presenter)}")
+    for slug in ("formats", "softmax", "attention"):
+        path = "" if lesson(slug).home else slug
+        presenter.locator(_NAV.format(href=f"{server}/{path}")).dispatch_event("click")  # folded for a projector
+        presenter.wait_for_url(lambda url, path=path: url.split("?")[0].endswith(f"/{path}"), timeout=30_000)
+        presenter.wait_for_selector(APP_IDLE, timeout=120_000)
+        assert {k: presenter.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN, slug
+    presenter.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    want = presenter.evaluate(STATE)
+    follower.wait_for_function(
+        f"() => {{ const s = ({STATE})(); return s && s.event === {want['event']} && s.title === {want['title']!r}; }}",
+        timeout=30_000,
+    )
+    assert {k: follower.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN
+    assert not follower.get_by_text("is not valid").count()
+    teacher.close()
+    student.close()
