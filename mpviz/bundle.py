@@ -61,11 +61,12 @@ from mpviz.stats import RANGE_FORMATS, FormatRange, dtype_name
 from mpviz.trace import OpEvent, Trace
 
 SCHEMA = 1
-LANDMARK_SAMPLE = {"max_side": 64, "max_mats": 4}  # per landmark: ≤ 4 matrices (heads) of ≤ 64×64
+LANDMARK_SAMPLE = {"max_side": 32, "max_mats": 4}  # per landmark: ≤ 4 matrices (heads) of ≤ 32×32 (the bundle budget)
 HEATMAP_SAMPLE = {"max_side": 64, "max_mats": 16}  # probs, which the lesson draws per head: every head (≤ 16)
 HEATMAP_LANDMARK = "probs"
 OTHER_SAMPLE = {"max_side": 8, "max_mats": 1}  # any other op: its first 8×8 corner, for the element picker
 MAX_BUNDLE_BYTES = 2 * 2**20  # the JSON of the largest allowed config stays under this (tests/test_bundle.py)
+DEFAULT_BUNDLE_BYTES = 300_000  # ... and the default lesson's, which every student of a class downloads first
 ERROR_FLOOR = 1e-9  # a reference whose RMS is below this share of its pass's largest counts as zero
 
 

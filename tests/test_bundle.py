@@ -10,7 +10,14 @@ import torch
 
 from mpviz import landmarks
 from mpviz.attention import trace_attention
-from mpviz.bundle import MAX_BUNDLE_BYTES, build_bundle, counterpart_device, event_keys, lesson_bundle
+from mpviz.bundle import (
+    DEFAULT_BUNDLE_BYTES,
+    MAX_BUNDLE_BYTES,
+    build_bundle,
+    counterpart_device,
+    event_keys,
+    lesson_bundle,
+)
 from mpviz.model import AttentionConfig, build
 from mpviz.notices import policy_op_name
 from mpviz.policy import device_policy
@@ -79,12 +86,19 @@ def test_landmark_samples_are_the_tensors_first_values(dtype):
         np.testing.assert_array_equal(got, want[..., :c].numpy(), err_msg=name)
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda-sim"])
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "off"])
+def test_the_default_lesson_fits_its_budget(device, dtype, printout):
+    size = len(lesson_bundle(AttentionConfig(), device, dtype).to_json())
+    printout(f"bundle bytes, default config, {device} {dtype}: {size:,} (budget {DEFAULT_BUNDLE_BYTES:,})")
+    assert size <= DEFAULT_BUNDLE_BYTES
+
+
 @pytest.mark.slow  # builds the largest allowed lesson (T=512, d=512, H=16)
-def test_size_is_bounded_at_the_default_and_the_largest_config(printout):
-    default = len(lesson_bundle(AttentionConfig(), "cpu", "bf16").to_json())
+def test_size_is_bounded_at_the_largest_config(printout):
     largest = len(lesson_bundle(AttentionConfig(seq_len=512, d_model=512, n_heads=16), "cpu", "bf16").to_json())
-    printout(f"bundle bytes: default {default:,}, largest {largest:,} (bound {MAX_BUNDLE_BYTES:,})")
-    assert default < largest <= MAX_BUNDLE_BYTES
+    printout(f"bundle bytes: largest config {largest:,} (bound {MAX_BUNDLE_BYTES:,})")
+    assert DEFAULT_BUNDLE_BYTES < largest <= MAX_BUNDLE_BYTES
 
 
 def _notices(b: dict, landmark: str) -> dict[str, dict]:
