@@ -1,28 +1,16 @@
-"""What every real-browser test shares: where Chromium is, how to require it (and any Debian tool), when a page is idle.
+"""What every real-browser test shares: where Chromium is, how to require it, when a page is idle.
 
 Debian's Chromium (`apt-get install -y chromium`), driven by the playwright package; never a downloaded browser.
-In CI (CI=true) a missing Chromium fails the test loudly: .ci/run installs it, so a skip there would hide a pass
-that never happened.
+Missing, it fails the test in CI and skips it elsewhere (tests/prerequisites.py).
 """
 
-import os
 import shutil
 
-import pytest
+from tests.prerequisites import require_debian_tool
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script run has finished
-
-
-def require_debian_tool(path: str | None, package: str) -> str:
-    """`path` of a Debian tool a test drives; without it the test fails in CI (.ci/run installs `package`, so a
-    skip there would hide a pass that never happened) and is skipped elsewhere."""
-    if path:
-        return path
-    if os.environ.get("CI"):
-        pytest.fail(f"{package} is missing in CI: .ci/run must `apt-get install -y {package}`")
-    pytest.skip(f"no {package} on this machine (apt-get install -y {package}); CI runs this test for real")
 
 
 def require_chromium() -> str:

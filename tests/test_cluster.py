@@ -36,7 +36,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 from websockets.typing import Subprotocol
 
-from tests.browser import APP_IDLE, require_debian_tool
+from tests.browser import APP_IDLE
+from tests.prerequisites import require_debian_tool
 from tests.test_load import LINK
 from view.websocket_session import percentile, rerun_request
 from view.websocket_session import run as run_sessions

@@ -1,0 +1,36 @@
+"""What some tests need from outside the repository, and one rule for when it is missing: fail loudly in CI
+(`.ci/run` provides it, so a skip there would hide a pass that never happened), skip with a reason elsewhere (a
+user who cloned the repository alone, or has no Chromium, still gets a green run of everything else)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"  # the tutorials the claims cite: CI's clean clone has ../shared beside it
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require(found: bool, what: str, remedy: str) -> None:
+    """Go on if `found`; otherwise fail in CI and skip elsewhere, saying what is missing and how to get it."""
+    if found:
+        return
+    if in_ci():
+        pytest.fail(f"{what} is missing in CI: {remedy}")
+    pytest.skip(f"no {what} on this machine ({remedy}); CI runs this test for real")
+
+
+def require_debian_tool(path: str | None, package: str) -> str:
+    """`path` of a Debian tool a test drives (.ci/run installs `package`)."""
+    require(bool(path), package, f"apt-get install -y {package}")
+    return path
+
+
+def require_seeds() -> Path:
+    """The seed tutorials beside the checkout (../shared/seeds)."""
+    require(SEEDS.is_dir(), f"seed tutorials at {SEEDS}", "clone beside ../shared, as CI does")
+    return SEEDS
