@@ -102,8 +102,8 @@ def _reaches_key(device: str, key: str) -> bool:
             t = torch.empty(1, device=device)
         # Private: the keys a fake tensor dispatches through; if it changes, no device is probeable (False).
         return key in str(torch._C._dispatch_keys(t)) and torch.get_autocast_dtype(device).is_floating_point
-    except (RuntimeError, AttributeError, ValueError):
-        return False
+    except Exception:  # any failure means "not probeable here": on a CUDA build a fake "xpu"
+        return False  # tensor initialises the real XPU runtime and raises AssertionError (seen on an H200)
 
 
 def probeable_devices() -> list[str]:
