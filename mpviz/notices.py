@@ -14,12 +14,15 @@ language). Everything in it is measured, so the notices change when the device o
                             differently (both devices' probed policies are compared, not the dtypes)
     dtype_argument          {op, category, policy, compute_op, dtype}: `op` is fp32_set_opt_dtype/fp32_append_dtype
                             here: autocast inserted no cast, it passed `dtype=float32`
-    dtype_argument_converted  the same, plus {cast_from, cast_to}: the op converted its input itself (its own
-                            `_to_copy`, as CPU softmax does with a dtype): not autocast's cast
+    dtype_argument_converted  {op, category, policy, compute_op, dtype, cast_from, cast_to}: the same, and the op
+                            converted its input itself (its own `_to_copy`, as CPU softmax does with a dtype): not
+                            autocast's cast
     listed_arrived_same     {op, category, policy, compute_op, dtype, other_policy}: `op` is in `category` of both
                             devices' policies, and its inputs arrived in that dtype already: nothing to cast
-    listed_arrived_here_only  the same, but `other_policy` does not list `op`
-    listed_arrived          the same, plus other_category: `other_policy` lists `op` in another category
+    listed_arrived_here_only  {op, category, policy, compute_op, dtype, other_policy}: the same, but `other_policy`
+                            does not list `op`
+    listed_arrived          {op, category, policy, compute_op, dtype, other_policy, other_category}: the same, and
+                            `other_policy` lists `op` in another category
     type_promotion          {op, inputs: [dtypes], output}: no cast; ordinary type promotion picked the widest
     grad_follows_forward    {forward, forward_dtype, dtype, casts}: a gradient comes out in the dtype its forward
                             tensor had; casts: the backward ops of autocast's casts it passed through
