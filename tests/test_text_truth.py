@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mpviz import formats
+from mpviz import claims, formats
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig
 from mpviz.notices import policy_op_name, story_notices
@@ -118,9 +118,11 @@ def test_uncast_matmul_steps_on_cpu_name_the_same_category_on_both_devices():
 @pytest.mark.parametrize("lang", LANGS)
 def test_claim_caption_for_fp32_set_opt_dtype_says_an_explicit_dtype_is_kept(lang):
     phrase = text.load(lang, "claims")["category_phrase"]["fp32_set_opt_dtype"]
-    # measured: log_softmax with an explicit bfloat16 dtype (what cross_entropy passes) runs in bfloat16
-    x = torch.randn(4, 8, dtype=torch.bfloat16)
-    assert torch.log_softmax(x, -1, dtype=torch.bfloat16).dtype == torch.bfloat16
+    # measured (the card's own check): under CUDA's policy log_softmax is fp32_set_opt_dtype, yet cross_entropy's
+    # `_log_softmax` runs in bfloat16, because cross_entropy passes its input's dtype and autocast keeps it
+    assert device_policy("cuda").category_of("aten::log_softmax.int") == "fp32_set_opt_dtype"
+    card = next(c for c in claims.CLAIMS if c.key == "loss_fp32")
+    assert card.check().headline["cuda_log_softmax_dtype"] == "bfloat16"
     assert "cross_entropy" in phrase and "computed and returned in float32" not in phrase
 
 
