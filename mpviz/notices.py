@@ -169,11 +169,13 @@ def _step_policy_op(trace: Trace, index: int) -> str | None:
     return policy_op_name(trace.events[max(inside)].within_autocast_op) if inside else None
 
 
-def _own_conversion(trace: Trace, index: int) -> dict | None:
-    """The first floating `_to_copy` the step's op made inside its dtype-argument autocast op: the op's own cast."""
+def _own_conversion(trace: Trace, index: int, op: str) -> dict | None:
+    """The first `_to_copy` that changed a dtype inside the dtype-argument autocast op `op` ("aten::softmax.int")
+    in the step: the op's own conversion of its input."""
     for i in sorted(step_region(trace, index)[0]):
         e = trace.events[i]
-        if e.within_autocast_op and e.op == "aten._to_copy.default" and e.inputs[0].dtype != e.outputs[0].dtype:
+        inside = e.within_autocast_op is not None and policy_op_name(e.within_autocast_op) == op
+        if inside and e.op == "aten._to_copy.default" and e.inputs[0].dtype != e.outputs[0].dtype:
             return {"event": i, "from": e.inputs[0].dtype, "to": e.outputs[0].dtype}
     return None
 
@@ -214,7 +216,7 @@ def _uncast_step(result: AttentionTrace, index: int, name: str, counterpart: Att
     other_category = device_policy(other_policy).category_of(listed)
     base = {"op": listed, "category": category, "policy": policy, "compute_op": compute_op, "dtype": dtype}
     if category in DTYPE_ARGUMENT_CATEGORIES:
-        own = _own_conversion(t, index)
+        own = _own_conversion(t, index, listed)
         if own is None:
             return {"kind": "dtype_argument", **base}
         return {"kind": "dtype_argument_converted", **base, "cast_from": own["from"], "cast_to": own["to"]}
