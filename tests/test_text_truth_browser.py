@@ -43,3 +43,4 @@ def test_stepper_renders_the_new_notices(browser, streamlit_server):
     assert "{" not in probs and "inserted these" not in probs
     context = _notice(browser, server, "cpu", "bf16", "context", "listed_arrived_same")
     assert "aten::matmul" in context and "lower_precision_fp" in context and "{" not in context
+    print(f"\nrendered: {probs}\nrendered: {context}")  # what a reader sees, for the run's log
