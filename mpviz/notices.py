@@ -8,9 +8,21 @@ language). Everything in it is measured, so the notices change when the device o
                             these inputs because `op` is in `category` of `policy`'s autocast policy ("cpu" |
                             "cuda"); input is the landmark the cast read, "param:<name>", or null (then
                             input_event, if not null, is the op that produced it)
-    runs_in_arriving_dtype  {op, dtype, policy, other?: {policy, op, category, dtype}}: no autocast policy touched
-                            this step, so `op` ran in the dtype that arrived; `other` is what the counterpart
-                            device's policy does with the same step when it does cast
+    runs_in_arriving_dtype  {op, dtype, policy, other?: {policy, op, category, dtype}}: no op of this step is in
+                            `policy`'s autocast policy, so `op` ran in the dtype that arrived; `other` is what the
+                            counterpart device's policy does with the same step, when it lists the step's op
+                            differently (both devices' probed policies are compared, not the dtypes)
+    dtype_argument          {op, category, policy, compute_op, dtype}: `op` is fp32_set_opt_dtype/fp32_append_dtype
+                            here: autocast inserted no cast, it passed `dtype=float32`
+    dtype_argument_converted  {op, category, policy, compute_op, dtype, cast_from, cast_to}: the same, and the op
+                            converted its input itself (its own `_to_copy`, as CPU softmax does with a dtype): not
+                            autocast's cast
+    listed_arrived_same     {op, category, policy, compute_op, dtype, other_policy}: `op` is in `category` of both
+                            devices' policies, and its inputs arrived in that dtype already: nothing to cast
+    listed_arrived_here_only  {op, category, policy, compute_op, dtype, other_policy}: the same, but `other_policy`
+                            does not list `op`
+    listed_arrived          {op, category, policy, compute_op, dtype, other_policy, other_category}: the same, and
+                            `other_policy` lists `op` in another category
     type_promotion          {op, inputs: [dtypes], output}: no cast; ordinary type promotion picked the widest
     grad_follows_forward    {forward, forward_dtype, dtype, casts}: a gradient comes out in the dtype its forward
                             tensor had; casts: the backward ops of autocast's casts it passed through
@@ -28,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from mpviz.landmarks import PARAM_GRAD_PREFIX
 from mpviz.policy import device_policy
+from mpviz.trace import DTYPE_ARGUMENT_CATEGORIES
 
 if TYPE_CHECKING:
     from mpviz.attention import AttentionTrace
@@ -149,21 +162,69 @@ def _cast_groups(result: AttentionTrace, casts: list[int]) -> list[dict]:
     return list(groups.values())
 
 
-def _counterpart_casts(counterpart: AttentionTrace | None, name: str) -> dict | None:
-    """What the counterpart policy did at the step that produced landmark `name`, if it cast anything there."""
+def _step_policy_op(trace: Trace, index: int) -> str | None:
+    """The policy-listed op ("aten::matmul") the step that produced event `index` ran inside, nearest the
+    landmark; None when no op of the step ran inside one."""
+    inside = [i for i in step_region(trace, index)[0] if trace.events[i].within_autocast_op]
+    return policy_op_name(trace.events[max(inside)].within_autocast_op) if inside else None
+
+
+def _own_conversion(trace: Trace, index: int, op: str) -> dict | None:
+    """The first `_to_copy` that changed a dtype inside the dtype-argument autocast op `op` ("aten::softmax.int")
+    in the step: the op's own conversion of its input."""
+    for i in sorted(step_region(trace, index)[0]):
+        e = trace.events[i]
+        inside = e.within_autocast_op is not None and policy_op_name(e.within_autocast_op) == op
+        if inside and e.op == "aten._to_copy.default" and e.inputs[0].dtype != e.outputs[0].dtype:
+            return {"event": i, "from": e.inputs[0].dtype, "to": e.outputs[0].dtype}
+    return None
+
+
+def _counterpart_policy(counterpart: AttentionTrace | None, name: str, here_policy: str) -> dict | None:
+    """What the counterpart policy does at the step that produced landmark `name`, when both probed policies
+    disagree about the op it ran inside (same category on both: the difference, if any, is upstream)."""
     if counterpart is None or name not in counterpart.trace.landmarks:
         return None
     index = counterpart.trace.landmarks[name]
-    groups = _cast_groups(counterpart, feeding_casts(counterpart.trace, index))
-    if not groups:
+    op = _step_policy_op(counterpart.trace, index)
+    policy = policy_device(counterpart.device)
+    if op is None or device_policy(policy).category_of(op) == device_policy(here_policy).category_of(op):
         return None
-    g = groups[-1]  # the op nearest the landmark
     return {
-        "policy": g["policy"],
-        "op": g["op"],
-        "category": g["category"],
+        "policy": policy,
+        "op": op,
+        "category": device_policy(policy).category_of(op),
         "dtype": counterpart.trace.landmark_output(name).dtype,
     }
+
+
+def _uncast_step(result: AttentionTrace, index: int, name: str, counterpart: AttentionTrace | None) -> dict:
+    """The notice of a forward step autocast cast nothing for, from both devices' probed policies: no listed op
+    ran (runs_in_arriving_dtype); a dtype-argument op ran (dtype_argument[_converted]: autocast passed
+    `dtype=float32` and cast nothing); a listed op met inputs already in its dtype (listed_arrived[_same|…])."""
+    t, policy = result.trace, policy_device(result.device)
+    other_policy = "cpu" if policy == "cuda" else "cuda"
+    e = t.events[index]
+    compute_op, dtype = t.events[compute_event(t, index)].op, e.outputs[0].dtype
+    listed = _step_policy_op(t, index)
+    if listed is None:
+        notice = {"kind": "runs_in_arriving_dtype", "op": compute_op, "dtype": dtype, "policy": policy}
+        if (other := _counterpart_policy(counterpart, name, policy)) is not None:
+            notice["other"] = other
+        return notice
+    category = device_policy(policy).category_of(listed)
+    other_category = device_policy(other_policy).category_of(listed)
+    base = {"op": listed, "category": category, "policy": policy, "compute_op": compute_op, "dtype": dtype}
+    if category in DTYPE_ARGUMENT_CATEGORIES:
+        own = _own_conversion(t, index, listed)
+        if own is None:
+            return {"kind": "dtype_argument", **base}
+        return {"kind": "dtype_argument_converted", **base, "cast_from": own["from"], "cast_to": own["to"]}
+    if other_category == category:
+        return {"kind": "listed_arrived_same", **base, "other_policy": other_policy}
+    if other_category is None:
+        return {"kind": "listed_arrived_here_only", **base, "other_policy": other_policy}
+    return {"kind": "listed_arrived", **base, "other_policy": other_policy, "other_category": other_category}
 
 
 def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrace | None = None) -> list[dict]:
@@ -183,13 +244,7 @@ def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrac
         if not groups and len(set(floats)) > 1:
             out.append({"kind": "type_promotion", "op": e.op, "inputs": floats, "output": e.outputs[0].dtype})
         elif not groups and e.outputs:
-            op = t.events[compute_event(t, index)].op
-            notice = {"kind": "runs_in_arriving_dtype", "op": op, "dtype": e.outputs[0].dtype}
-            notice["policy"] = policy_device(result.device)
-            other = _counterpart_casts(counterpart, names[0])
-            if other is not None:
-                notice["other"] = other
-            out.append(notice)
+            out.append(_uncast_step(result, index, names[0], counterpart))
     else:
         for name in names:
             if name.removeprefix(PARAM_GRAD_PREFIX) in t.landmarks:  # an activation's gradient: grad_q ← q

@@ -112,6 +112,9 @@ class OpEvent:
     # name of the parameter it is, or None (the model's input data, or a tensor made outside the trace).
     sources: tuple[int | str | None, ...] = ()
     is_view: bool = False  # the op's schema says its output aliases an input (view, transpose, _unsafe_view …)
+    # Forward only: the autocast-handled op (policy-listed, "aten.matmul.default") this op ran inside, cast or
+    # compute; None outside any. A step whose inputs already had the policy's dtype runs its ops here uncast.
+    within_autocast_op: str | None = None
 
 
 @dataclass
@@ -201,12 +204,13 @@ def _autocast_eligible(before: torch.dtype, after: torch.dtype) -> bool:
 
 class _Frame:
     """One autocast-handled op in progress: which tensors entered it, where autocast's casts go (None: anywhere
-    the inputs say, as for promote or without a policy), and whether compute has started."""
+    the inputs say, as for promote or without a policy), whether autocast casts at all for it, and whether
+    compute has started."""
 
-    __slots__ = ("arg_ids", "computed", "op", "target")
+    __slots__ = ("arg_ids", "casts", "computed", "op", "target")
 
-    def __init__(self, op: str, arg_ids: set[int], target: torch.dtype | None) -> None:
-        self.op, self.arg_ids, self.target, self.computed = op, arg_ids, target, False
+    def __init__(self, op: str, arg_ids: set[int], target: torch.dtype | None, casts: bool = True) -> None:
+        self.op, self.arg_ids, self.target, self.casts, self.computed = op, arg_ids, target, casts, False
 
 
 class _Out:
@@ -278,7 +282,11 @@ class _Recorder(TorchDispatchMode):
                 if func is _TO_COPY and id(args[0]) in frame.arg_ids:
                     # Autocast casts floating tensors other than float64, to another floating dtype (the one the
                     # op's category asks for, when the policy is known); a bool mask made float is the op's own.
-                    is_cast = _autocast_eligible(args[0].dtype, out.dtype) and out.dtype == (frame.target or out.dtype)
+                    is_cast = (
+                        frame.casts
+                        and _autocast_eligible(args[0].dtype, out.dtype)
+                        and out.dtype == (frame.target or out.dtype)
+                    )
                     cast_for = frame.op if is_cast else None
                 else:
                     frame.computed = True
@@ -309,7 +317,8 @@ class _Recorder(TorchDispatchMode):
             creates = bool(bad - held)
         meta = tuple(_meta(t) for t in tin)
         record = (index, phase, module, _op_name(func), meta, outputs, is_cast, cast_for, node_name, forward_index)
-        self.records.append((*record, creates, sources, func.is_view))
+        within = self.frames[0].op if self.frames and node is None else None  # the outermost: the one autocast saw
+        self.records.append((*record, creates, sources, func.is_view, within))
 
     def _outputs(self, index: int, tout: list[torch.Tensor]) -> tuple[list[_Out], frozenset[str]]:
         """Each output's record, copying floating ones for statistics; and the non-finite kinds they hold."""
@@ -437,6 +446,7 @@ def _key(t: torch.Tensor) -> tuple:
 
 # ---- the Autocast-key kernels: process-wide, but inert unless this thread is tracing --------------------------
 _local = threading.local()
+DTYPE_ARGUMENT_CATEGORIES = ("fp32_set_opt_dtype", "fp32_append_dtype")  # autocast passes a dtype, casts nothing
 _installed: set[tuple[str, DispatchKey]] = set()
 _ready: set[str] = set()  # device types whose full scan has completed
 _composites_kept = False
@@ -459,7 +469,10 @@ def _autocast_kernel(op: torch._ops.OpOverload, key: DispatchKey, device_type: s
             if category is not None and category.startswith("fp32")
             else None
         )
-        rec.frames.append(_Frame(name, ids, target))
+        # fp32_set_opt_dtype / fp32_append_dtype: autocast only passes `dtype=float32` (autocast_mode.h); a cast
+        # the op then makes of its input (CPU softmax's `input.to(dtype)`) is the op's own, not autocast's.
+        casts = category not in DTYPE_ARGUMENT_CATEGORIES
+        rec.frames.append(_Frame(name, ids, target, casts))
         try:
             return op._op_dk(key, *args, **kwargs)
         finally:

@@ -113,6 +113,10 @@ def _bits(short: str, enc: formats.Encoding) -> None:
                 exp_from=exp_from.name,
                 mantissa_bits=spec.mantissa_bits,
                 mant_from=mant_from.name,
+                max=spec.max,
+                exp_max=exp_from.max,
+                sub=spec.smallest_subnormal,
+                exp_sub=exp_from.smallest_subnormal,
             )
         )
     row = st.container(horizontal=True, gap="medium")  # the fields side by side, wrapping when too long
@@ -143,7 +147,18 @@ def _bits(short: str, enc: formats.Encoding) -> None:
             bits=enc.exponent_bits, raw=enc.exponent_raw, unbiased=enc.exponent_unbiased
         )
     flags = [TEXT["flags"][k] for k in TEXT["flags"] if getattr(enc, k)]
-    st.markdown(" · ".join([line, *flags]))
+    st.markdown(" · ".join([line, *flags, *_torch_differs(short, enc)]))
+
+
+def _torch_differs(short: str, enc: formats.Encoding) -> list[str]:
+    """torch's own cast of the value, when it stores something else than the exact rounding shown (ml_dtypes'):
+    torch's float8_e4m3fn saturates past the range (500, even inf → 448) where the exact rounding gives NaN."""
+    if enc.rounding != "nearest":  # torch casts round to nearest only
+        return []
+    cast = next((c for c in formats.library_casts(x, short) if c.library == "torch"), None)
+    if cast is None or cast.bits == enc.bits or (math.isnan(cast.value) and math.isnan(enc.value)):
+        return []
+    return [TEXT["torch_differs"].format(value=repr(cast.value))]
 
 
 page_header(TEXT)

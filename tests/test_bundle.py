@@ -132,11 +132,22 @@ def test_notices_agree_with_the_probed_policy(run):
             "dtype": "float32",
             "here": low,
         }
-    else:
-        assert (
-            probs["cast_for_policy"]["op"] == softmax and probs["cast_for_policy"]["category"] == "fp32_set_opt_dtype"
-        )
+    else:  # fp32_set_opt_dtype: autocast passes dtype=float32 and casts nothing; CPU softmax's cast is its own
+        assert "cast_for_policy" not in probs
+        own = probs["dtype_argument_converted"]
+        assert (own["op"], own["category"], own["dtype"]) == (softmax, "fp32_set_opt_dtype", "float32")
+        assert (own["cast_from"], own["cast_to"]) == (low, "float32")
         assert probs["other_device_dtype"]["dtype"] == low and probs["other_device_dtype"]["policy"] == "cpu"
+    for name in ("scores", "context"):  # matmul is lower_precision_fp on both devices: no policy difference implied
+        for n in _notices(b, name).values():
+            if n["kind"] == "runs_in_arriving_dtype":
+                assert "other" not in n or n["other"]["category"] != device_policy(policy).category_of(
+                    n["other"]["op"]
+                ), n
+            if n["kind"].startswith("listed_arrived"):
+                assert n["category"] == device_policy(policy).category_of(n["op"])
+                other = device_policy(n["other_policy"]).category_of(n["op"])
+                assert (n["kind"] == "listed_arrived_same") == (other == n["category"]), n
     loss = _notices(b, "loss")["cast_for_policy"]  # the loss is upcast on both, by different ops
     assert loss["category"] == "fp32" and loss["casts"][0]["to"] == "float32"
     assert loss["op"] == ("aten::cross_entropy_loss" if policy == "cpu" else "aten::nll_loss")

@@ -1,6 +1,9 @@
 """The "Number formats" page in AppTest: renders, flips bits, reads bad URLs and bad text calmly."""
 
+import numpy as np
 import pytest
+import torch
+from ml_dtypes import float8_e4m3fn
 from streamlit.testing.v1 import AppTest
 
 from mpviz.formats import EMULATED_FROM, SHORT_NAMES, resolve_format
@@ -73,6 +76,23 @@ def test_the_emulated_layout_is_read_from_its_spec():
     assert f"{tf32.exponent_bits} exponent bits" in caption and exp_from.name in caption
     assert f"{tf32.mantissa_bits} mantissa bits" in caption and mant_from.name in caption
     assert (tf32.exponent_bits, tf32.mantissa_bits) == (exp_from.exponent_bits, mant_from.mantissa_bits)
+    # same exponent bits, yet not the same range (issue 17): both ends are quoted, measured from the specs
+    assert tf32.max != exp_from.max and tf32.smallest_subnormal != exp_from.smallest_subnormal
+    assert "its range) are" not in caption
+    for x in (tf32.max, exp_from.max, tf32.smallest_subnormal, exp_from.smallest_subnormal):
+        assert f"{x:.6g}" in caption
+
+
+@pytest.mark.parametrize("value", ["500", "inf"])
+def test_e4m3_shows_torch_s_saturation_where_it_differs_from_the_exact_rounding(value):
+    """ml_dtypes (and mpviz's exact rounding) make 500 and inf NaN in float8_e4m3fn; torch's cast saturates."""
+    torch_value = float(torch.tensor(float(value)).to(torch.float8_e4m3fn).float())
+    assert np.isnan(float(np.float32(value).astype(float8_e4m3fn))) and torch_value == 448.0
+    at = _open(value=value, fmts="e4m3,fp16")
+    assert _stored(at)["float8_e4m3fn"] == "nan"
+    line = next(m.value for m in at.markdown if m.value.startswith("= **`nan`**"))
+    assert f"**`{torch_value!r}`**" in line
+    assert _text(at).count("tensor.to") == 1  # float16: torch and the exact rounding agree, nothing added there
 
 
 @pytest.mark.parametrize("value", ["-inf", "nan", "-0", "1e-45", "3e38", "fp16:0x7e01"])

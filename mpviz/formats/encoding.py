@@ -71,6 +71,17 @@ class Encoding:
     def hex(self) -> str:
         return f"0x{self.code:0{(len(self.bits) + 3) // 4}x}"
 
+    @property
+    def nearest_bin(self) -> tuple[float, float]:
+        """The inputs that round to nearest onto this value: (low, high), halfway to each neighbour (a tie goes
+        to the even neighbour; past the last value the bin is unbounded). (nan, nan) for inf and NaN. What merges
+        two inputs is sharing a bin, not being close: two inputs a hair apart across an edge stay apart."""
+        if self.cls in ("inf", "nan"):
+            return (math.nan, math.nan)
+        low = -math.inf if self.next_down is None else (self.next_down + self.value) / 2
+        high = math.inf if self.next_up is None else (self.value + self.next_up) / 2
+        return (low, high)
+
     def to_dict(self) -> dict:
         """The CLI / JSON shape: nested exponent, "class" for cls."""
         return {

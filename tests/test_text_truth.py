@@ -1,0 +1,178 @@
+"""Every sentence true (issue 17): each sentence the audit found false or misleading, checked against what torch
+and ml_dtypes do here. Where a sentence quotes a number, the test reads the number the way the app does and
+checks it against the measurement; where it states a rule, the test measures the rule."""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+from mpviz import claims, formats
+from mpviz.attention import trace_attention
+from mpviz.model import AttentionConfig
+from mpviz.notices import policy_op_name, story_notices
+from mpviz.policy import device_policy
+from mpviz.stats import FormatRange
+from view import text, tour
+from view.run_config import RunConfig
+
+SMALL = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
+LANGS = ("en", "zh")
+
+
+def _stop(stop_id: str) -> tour.Stop:
+    return next(s for s in tour.stops() if s.id == stop_id)
+
+
+def _words(lang: str, stop_id: str) -> dict:
+    return text.load(lang, "tour")["stops"][stop_id]
+
+
+def _notice(lang: str, stop_id: str, rc: RunConfig | None = None) -> str:
+    stop = _stop(stop_id)
+    rc = rc or RunConfig(AttentionConfig(), "cpu", "bf16")
+    return tour.fill(_words(lang, stop_id)["notice"], stop, rc)
+
+
+# ── 1. bf16_precision: scores merge by rounding bin, not by being closer than half a step ─────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_bf16_precision_stop_quotes_the_rounding_bin_it_measured(lang):
+    template = _words(lang, "bf16_precision")["notice"]
+    assert "nearest_bin" in tour.fields(template) or "stored[bf16].nearest_bin" in template
+    value = _stop("bf16_precision").query["value"]
+    enc = formats.encode(value, "bf16")
+    low, high = enc.nearest_bin
+    assert f"{low:.7g}" in _notice(lang, "bf16_precision") and f"{high:.7g}" in _notice(lang, "bf16_precision")
+    # the bin is what rounding does: its edges (ties to even: 10 is even) and everything inside store the value,
+    # and two inputs a hair apart across an edge do not merge although they are far closer than half a step
+    for x in (low, high, (low + high) / 2):
+        assert formats.encode(x, "bf16").value == enc.value
+    below, above = math.nextafter(low, -math.inf), math.nextafter(high, math.inf)
+    assert formats.encode(below, "bf16").value != enc.value != formats.encode(above, "bf16").value
+    assert formats.encode(high, "bf16").value != formats.encode(above, "bf16").value and above - high < enc.ulp / 2
+
+
+# ── 2. why_scaler: only values at or below half the smallest subnormal become zero ──────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_why_scaler_stop_says_what_rounds_up_and_what_becomes_zero(lang):
+    sub = float(ml_dtypes.finfo(np.float16).smallest_subnormal)
+    between = 0.75 * sub  # smaller than the smallest positive float16, yet stored as it, not as zero
+    assert float(np.float16(between)) == sub and float(np.float16(sub / 2)) == 0.0
+    assert FormatRange.of("float16").underflow_at == sub / 2
+    rc = RunConfig(AttentionConfig(), "cpu", "fp16")
+    notice = tour.fill(_words(lang, "why_scaler")["notice"], _stop("why_scaler"), rc)
+    assert f"{sub:.3g}" in notice
+    assert not notice.startswith(("It becomes zero", "它会变成零"))
+    assert ("half" if lang == "en" else "一半") in notice
+
+
+# ── 3. fp32_set_opt_dtype: autocast inserts no cast; the emulation's own cast is not autocast's ──────────────
+def test_softmax_s_own_cast_is_not_attributed_to_autocast():
+    result = trace_attention(SMALL, "cuda-sim", "fp16")
+    softmax = "aten::softmax.int"
+    assert device_policy("cuda").category_of(softmax) == "fp32_set_opt_dtype"
+    cast_for = {policy_op_name(e.autocast_op) for e in result.trace.events if e.autocast_cast and e.autocast_op}
+    assert softmax not in cast_for
+    probs = story_notices(result, result.trace.landmarks["probs"])
+    kinds = {n["kind"]: n for n in probs}
+    assert "cast_for_policy" not in kinds
+    assert kinds["dtype_argument_converted"]["op"] == softmax
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_glossary_fp32_set_opt_dtype_keeps_an_explicit_dtype(lang):
+    # measured: torch keeps a dtype the caller passes (CPU autocast lists log_softmax nowhere; the rule is the
+    # op's own, and autocast's set_opt_dtype passes float32 only when none was given)
+    gloss = text.load(lang, "glossary")["fp32_set_opt_dtype"]["text"]
+    assert "dtype=float32" in gloss
+    assert ("kept" if lang == "en" else "保留") in gloss
+    assert "its inputs are not cast" not in gloss
+
+
+# ── 4. softmax_on_cuda: torch's softmax subtracts the max, its exp cannot overflow ───────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_softmax_on_cuda_stop_gives_precision_not_overflow_as_the_reason(lang):
+    big = torch.tensor([60000.0, 65000.0, 0.0], dtype=torch.float16)  # exp(65000) is far past float16's max
+    assert torch.isfinite(torch.softmax(big, -1)).all()  # the max is subtracted first: no exp overflows
+    template = _words(lang, "softmax_on_cuda")["notice"]
+    assert "exp is where a narrow range runs out" not in template and "最先" not in template
+    assert "{formats[fp32].mantissa_bits}" in template and "{formats[fp16].mantissa_bits}" in template
+
+
+# ── 5. context/scores on CPU bf16: matmul is lower_precision_fp on both devices ──────────────────────────────
+def test_uncast_matmul_steps_on_cpu_name_the_same_category_on_both_devices():
+    result, other = trace_attention(SMALL, "cpu", "bf16"), trace_attention(SMALL, "cuda-sim", "bf16")
+    matmul = "aten::matmul"
+    assert device_policy("cpu").category_of(matmul) == device_policy("cuda").category_of(matmul)
+    for name in ("scores", "context"):
+        notices = story_notices(result, result.trace.landmarks[name], other)
+        kinds = {n["kind"]: n for n in notices}
+        assert "runs_in_arriving_dtype" not in kinds, notices  # the step's matmul *is* in CPU's policy
+        same = kinds["listed_arrived_same"]
+        assert (same["op"], same["category"], same["other_policy"]) == (matmul, "lower_precision_fp", "cuda")
+
+
+# ── 6. claim 7's caption: fp32_set_opt_dtype keeps the dtype cross_entropy passes ────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_claim_caption_for_fp32_set_opt_dtype_says_an_explicit_dtype_is_kept(lang):
+    phrase = text.load(lang, "claims")["category_phrase"]["fp32_set_opt_dtype"]
+    # measured (the card's own check): under CUDA's policy log_softmax is fp32_set_opt_dtype, yet cross_entropy's
+    # `_log_softmax` runs in bfloat16, because cross_entropy passes its input's dtype and autocast keeps it
+    assert device_policy("cuda").category_of("aten::log_softmax.int") == "fp32_set_opt_dtype"
+    card = next(c for c in claims.CLAIMS if c.key == "loss_fp32")
+    assert card.check().headline["cuda_log_softmax_dtype"] == "bfloat16"
+    assert "cross_entropy" in phrase and "computed and returned in float32" not in phrase
+
+
+# ── 7. scaler hist caption: the underflow threshold is not a torch.finfo field ───────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_scaler_hist_caption_does_not_claim_torch_finfo_as_its_source(lang):
+    fi = torch.finfo(torch.float16)
+    r = FormatRange.of("float16")
+    assert r.underflow_at not in {getattr(fi, f) for f in dir(fi) if isinstance(getattr(fi, f), float)}
+    assert float(np.float16(r.underflow_at)) == 0.0 and float(np.float16(math.nextafter(r.underflow_at, 1))) > 0
+    caption = text.load(lang, "scaler")["hist_caption"]
+    assert "Read from `torch.finfo" not in caption and "读取自 `torch.finfo" not in caption
+
+
+# ── 9. overflow_in_trace: only a division makes NaN in that trace ────────────────────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_overflow_in_trace_names_only_the_arithmetic_that_made_nan(lang):
+    q = _stop("overflow_in_trace").query
+    cfg = AttentionConfig(softmax=q["softmax"], input_scale=float(q["scale"]))
+    t = trace_attention(cfg, q["device"], q["dtype"]).trace
+    nan_ops = {
+        e.op.split(".")[1] for e in t.events if e.creates_nonfinite and any(o.stats and o.stats.nan for o in e.outputs)
+    }
+    template = _words(lang, "overflow_in_trace")["notice"]
+    assert ("inf / inf" in template) == ("div" in nan_ops)
+    assert ("inf − inf" in template) == ("sub" in nan_ops)
+    assert "第 {first_nonfinite.event} 个算子" not in template  # a global 0-based id is no ordinal
+
+
+# ── 10. policy: unlisted ops run as they arrive, but promote and banned ops do not ───────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_policy_stop_names_promote_and_banned(lang):
+    cuda = device_policy("cuda")
+    assert cuda.categories.get("promote") and cuda.categories.get("banned")  # measured: both are in the policy
+    template = _words(lang, "policy")["notice"]
+    assert "`promote`" in template and "`banned`" in template
+    assert "两份列表里都没有" not in template
+
+
+# ── 11. ulp: it doubles at every power of two only among the normal numbers ──────────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_ulp_gloss_excepts_the_subnormals(lang):
+    fi = ml_dtypes.finfo(np.float16)
+    tiny, sub = float(fi.smallest_normal), float(fi.smallest_subnormal)
+    assert formats.encode(tiny / 2, "fp16").ulp == formats.encode(tiny, "fp16").ulp == sub  # no halving below
+    gloss = text.load(lang, "glossary")["ulp"]["text"]
+    assert ("subnormal" if lang == "en" else "次正规数") in gloss
+
+
+# ── Chinese: "上限" for what is a range or a divisor ─────────────────────────────────────────────────────────
+def test_chinese_fixed_messages_do_not_call_every_limit_an_upper_bound():
+    assert "上限" not in text.load("zh", "common")["fixed"]
+    assert "上限" not in text.load("zh", "scaler")["fixed"]
