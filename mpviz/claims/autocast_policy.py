@@ -82,20 +82,23 @@ def _policy_claim(
     ops: tuple[str, ...],
     landmarks: tuple[str, ...],
     parts: Callable[[DeviceRun], list[Part]],
+    about: str | None = None,
 ) -> Checked:
-    """Run the probes on every device; each device's verdict comes from `parts(run)` (parts without a device)."""
+    """Run the probes on every device; each device's verdict comes from `parts(run)` (parts without a device).
+    `about`: the device the tutorial speaks of, whose verdict is the claim's (see `verdicts.judged`)."""
     runs = tuple(_device_run(d, functions, ops, landmarks) for d in DEVICES)
     judged_parts = [Part(p.code, p.holds, r.device, p.subject) for r in runs for p in parts(r)]
     headline: dict[str, object] = {}
     for r in runs:
         headline |= {f"{r.device}_{p.function}_out": p.output_dtype for p in r.probes}
         headline |= {f"{r.device}_{name}": dtype for name, dtype in r.landmarks.items()}
-    return judged(claim_id, judged_parts, PolicyEvidence(AUTOCAST_DTYPE, runs), headline)
+    return judged(claim_id, judged_parts, PolicyEvidence(AUTOCAST_DTYPE, runs), headline, about)
 
 
 def check_softmax_fp32() -> Checked:
     """Claim: autocast computes softmax in float32. Parts: softmax of a bf16 input returns float32; the
-    attention block's probs come out float32."""
+    attention block's probs come out float32. The tutorial speaks of CUDA ("autocast picks the precision for CUDA
+    ops"): CUDA's verdict is the claim's, CPU's is measured beside it."""
     return _policy_claim(
         1,
         (("softmax", (AUTOCAST_DTYPE,)),),
@@ -105,6 +108,7 @@ def check_softmax_fp32() -> Checked:
             Part("softmax_returns_fp32", r.probe("softmax").output_dtype == "float32"),
             Part("probs_fp32", r.landmarks["probs"] == "float32"),
         ],
+        about="cuda",
     )
 
 
@@ -132,6 +136,7 @@ def check_layer_norm_fp32() -> Checked:
         ("aten::layer_norm", "aten::native_layer_norm"),
         ("x", "x_norm"),
         lambda r: [Part("layer_norm_returns_fp32", r.probe("layer_norm").output_dtype == "float32")],
+        about="cuda",
     )
 
 
@@ -192,34 +197,23 @@ def check_promote_list() -> Checked:
     )
 
 
-FALLBACK_FUNCTIONS: tuple[tuple[FunctionCall, str], ...] = (  # a bf16 activation meets each; the op it is
+FALLBACK_FUNCTIONS: tuple[tuple[FunctionCall, str], ...] = (  # the tutorial's own examples; the op each is
     (("softmax", (AUTOCAST_DTYPE,)), "aten::softmax.int"),
     (("layer_norm", (AUTOCAST_DTYPE, "float32", "float32")), "aten::layer_norm"),
-    (("exp", (AUTOCAST_DTYPE,)), "aten::exp"),
-    (("gelu", (AUTOCAST_DTYPE,)), "aten::gelu"),
-    (("relu", (AUTOCAST_DTYPE,)), "aten::relu"),
-    (("add", (AUTOCAST_DTYPE, AUTOCAST_DTYPE)), "aten::add.Tensor"),
 )
 
 
 def check_unlisted_fall_back_to_fp32() -> Checked:
-    """Claim: an op autocast does not run in low precision falls back to float32. One part per function whose
-    op the device's policy does not list: a bf16 input comes back float32. Listed ops are shown, not judged:
-    there the list decides, not a fallback."""
-
-    def parts(r: DeviceRun) -> list[Part]:
-        return [
-            Part("unlisted_returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn)
-            for (fn, _), op in FALLBACK_FUNCTIONS
-            if r.categories[op] is None
-        ]
-
+    """Claim: ops autocast cannot run in bf16, "such as Softmax and LayerNorm", fall back to float32. Judged on
+    the tutorial's own examples, per device: a part per example, a bf16 input comes back float32."""
     return _policy_claim(
         15,
         tuple(call for call, _ in FALLBACK_FUNCTIONS),
         tuple(op for _, op in FALLBACK_FUNCTIONS),
         ("x_norm", "probs"),
-        parts,
+        lambda r: [
+            Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn) for (fn, _), _op in FALLBACK_FUNCTIONS
+        ],
     )
 
 

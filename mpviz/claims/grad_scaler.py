@@ -20,36 +20,92 @@ SMALL_BLOCK = AttentionConfig(seq_len=8, d_model=32, n_heads=2)  # one step take
 
 
 # ── training without a GradScaler (claim 8) ─────────────────────────────────────────────────────────────────
+LOSS_MULTIPLIER = 2.0**-16  # pushes the gradients down to where fp16 underflows
+# An exact (float64) gradient element this far below the model's largest one is float64's rounding of a true 0:
+# k_proj.bias's gradient is 0 in exact arithmetic (softmax ignores a shift of a whole row of scores) and comes out
+# near 1e-23 in float64, against 1e-6 for the largest. Noise of float64 sits near 2^-52 of the terms it sums.
+EXACT_ZERO_BELOW = 2.0**-40
+UNDERFLOW_RECIPES = ("bf16", "fp16+scaler", "fp16")
+
+
+@dataclass(frozen=True)
+class RecipeUnderflow:
+    """One backward of the first step under a recipe, against the exact (float64) gradient of the same step."""
+
+    recipe: str  # one of UNDERFLOW_RECIPES
+    lost: int  # elements whose exact gradient is non-zero that came out exactly 0
+    lost_by_parameter: dict[str, int]  # parameter → its lost elements (only those that lost any)
+
+
 @dataclass(frozen=True)
 class ScalerEvidence:
     config: TrainConfig  # the base run every recipe trained
-    recipes: tuple[RecipeResult, ...]  # fp32, bf16, fp16+scaler, fp16
+    recipes: tuple[RecipeResult, ...]  # fp32, bf16, fp16+scaler, fp16: trained, for inf/NaN and skipped steps
+    nonzero: int  # gradient elements whose exact value is non-zero (above EXACT_ZERO_BELOW × the largest)
+    exact_zero: dict[str, int]  # parameter → its elements whose exact gradient is 0 (excluded from counting)
+    underflow: tuple[RecipeUnderflow, ...]  # UNDERFLOW_RECIPES order
 
     def recipe(self, name: str) -> RecipeResult:
         return next(r for r in self.recipes if r.recipe == name)
 
+    def lost(self, name: str) -> RecipeUnderflow:
+        return next(u for u in self.underflow if u.recipe == name)
+
 
 def scaler_check_config() -> TrainConfig:
     """A tiny run (T=8, d=32, 10 steps) with the loss × 2^-16: gradients that small are where fp16 underflows."""
-    return TrainConfig(model=SMALL_BLOCK, steps=10, loss_multiplier=2.0**-16, scaler=ScalerSettings.defaults("cpu"))
+    return TrainConfig(
+        model=SMALL_BLOCK, steps=10, loss_multiplier=LOSS_MULTIPLIER, scaler=ScalerSettings.defaults("cpu")
+    )
+
+
+def _first_step_grads(recipe: str | None, cfg: AttentionConfig) -> dict[str, torch.Tensor]:
+    """Parameter → gradient of the first step's loss × LOSS_MULTIPLIER: float64 without autocast (recipe None),
+    else under the recipe's autocast on CPU, through a real GradScaler("cpu") for "fp16+scaler" (unscaled)."""
+    model, x, targets = build(cfg)
+    if recipe is None:
+        model, x = model.double(), x.double()
+    low = torch.bfloat16 if recipe == "bf16" else torch.float16
+    with autocast_shared(), torch.autocast("cpu", dtype=low, enabled=recipe is not None):
+        loss = model(x, targets) * LOSS_MULTIPLIER
+    if recipe == "fp16+scaler":
+        scaler = torch.amp.GradScaler("cpu")
+        scaler.scale(loss).backward()
+        scaler.unscale_(torch.optim.SGD(model.parameters(), lr=0.0))
+    else:
+        loss.backward()
+    return {name: p.grad.detach() for name, p in model.named_parameters()}
+
+
+def measure_underflow(cfg: AttentionConfig = SMALL_BLOCK) -> tuple[int, dict[str, int], tuple[RecipeUnderflow, ...]]:
+    """(elements with a non-zero exact gradient, per parameter its exact zeros, each recipe's losses to zero)."""
+    exact = _first_step_grads(None, cfg)
+    floor = EXACT_ZERO_BELOW * max(g.abs().max().item() for g in exact.values())
+    nonzero = {n: g.abs() > floor for n, g in exact.items()}
+    underflow = []
+    for recipe in UNDERFLOW_RECIPES:
+        grads = _first_step_grads(recipe, cfg)
+        lost = {n: int(((grads[n] == 0) & nz).sum()) for n, nz in nonzero.items()}
+        underflow.append(RecipeUnderflow(recipe, sum(lost.values()), {n: k for n, k in lost.items() if k}))
+    zeros = {n: int((~nz).sum()) for n, nz in nonzero.items() if not nz.all()}
+    return sum(int(nz.sum()) for nz in nonzero.values()), zeros, tuple(underflow)
 
 
 def check_bf16_needs_no_scaler() -> Checked:
-    """Claim: bf16 training needs no GradScaler. Parts: bf16 without a scaler never sees inf/NaN; it loses no
-    more gradient elements to zero than fp16 with a GradScaler."""
+    """Claim: bf16 training needs no GradScaler, since its gradients do not underflow. Parts: bf16 without a
+    scaler never sees inf/NaN in a training run; in the first step's backward it loses no gradient element
+    whose exact (float64) value is non-zero. Elements whose exact gradient is 0 are not counted: a zero there
+    is right, not an underflow."""
     cfg = scaler_check_config()
-    ev = ScalerEvidence(cfg, compare_recipes(cfg))
-    bf16, scaled, plain = ev.recipe("bf16"), ev.recipe("fp16+scaler"), ev.recipe("fp16")
+    nonzero, zeros, underflow = measure_underflow(cfg.model)
+    ev = ScalerEvidence(cfg, compare_recipes(cfg), nonzero, zeros, underflow)
+    bf16 = ev.recipe("bf16")
     parts = [
         Part("stays_finite", not bf16.nonfinite_steps and bf16.diverged_at is None),
-        Part("loses_no_more", bf16.mean_zero_grad_fraction <= scaled.mean_zero_grad_fraction),
+        Part("loses_none", ev.lost("bf16").lost == 0),
     ]
-    headline = {
-        "bf16_lost_to_zero": bf16.mean_zero_grad_fraction,
-        "fp16_scaler_lost_to_zero": scaled.mean_zero_grad_fraction,
-        "fp16_no_scaler_lost_to_zero": plain.mean_zero_grad_fraction,
-        "bf16_nonfinite_steps": len(bf16.nonfinite_steps),
-    }
+    headline: dict[str, object] = {f"{u.recipe}_lost_to_zero": u.lost for u in underflow}
+    headline |= {"nonzero_exact_elements": nonzero, "bf16_nonfinite_steps": len(bf16.nonfinite_steps)}
     return judged(8, parts, ev, headline)
 
 
