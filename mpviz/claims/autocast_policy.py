@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES, block_trace, trace_device
 from mpviz.claims.verdicts import Checked, Part, judged
 from mpviz.isolation import autocast_shared
-from mpviz.policy import CallProbe, autocast_state, device_policy, probe_call
+from mpviz.policy import CallProbe, autocast_backends, autocast_state, device_policy, probe_call
 from mpviz.stats import dtype_name
 
 FunctionCall = tuple[str, tuple[str, ...]]  # (PROBE_FUNCTIONS name, input dtypes)
@@ -212,7 +212,8 @@ def check_unlisted_fall_back_to_fp32() -> Checked:
         tuple(op for _, op in FALLBACK_FUNCTIONS),
         ("x_norm", "probs"),
         lambda r: [
-            Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn) for (fn, _), _op in FALLBACK_FUNCTIONS
+            Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn)
+            for (fn, _), _op in FALLBACK_FUNCTIONS
         ],
     )
 
@@ -281,3 +282,35 @@ def check_embedding_low_precision() -> Checked:
     parts = [Part("embedding_returns_low", ev.outputs[d] == AUTOCAST_DTYPE, device=d) for d in DEVICES]
     headline = {f"{d}_embedding_out": ev.outputs[d] for d in DEVICES}
     return judged(16, parts, ev, headline)
+
+
+# ── MPS (claim 28) ──────────────────────────────────────────────────────────────────────────────────────────
+MPS_FUNCTIONS: tuple[FunctionCall, ...] = (("linear", ("float32",) * 3), ("softmax", ("float16",)))
+
+
+@dataclass(frozen=True)
+class MpsEvidence:
+    registered: dict[str, int]  # device → ops with a kernel at its Autocast dispatch key in this build
+    default_dtype: str  # torch.get_autocast_dtype("mps")
+    policy_counts: dict[str, int]  # category → ops in MPS's probed policy
+    probes: tuple[CallProbe, ...]  # MPS_FUNCTIONS on fake MPS tensors through the real AutocastMPS kernels
+
+
+def check_mps_autocast() -> Checked:
+    """Claim: `torch.amp.autocast(device_type="mps")` is usually usable in recent torch. Parts: this build
+    registers autocast kernels for MPS; linear on float32 inputs comes back in MPS's default autocast dtype."""
+
+    registered = {b.device: b.n_ops for b in autocast_backends() if b.device in ("cpu", "cuda", "mps")}
+    low = dtype_name(torch.get_autocast_dtype("mps"))
+    probes = tuple(probe_call(fn, dtypes, "mps", low) for fn, dtypes in MPS_FUNCTIONS)
+    ev = MpsEvidence(registered, low, device_policy("mps").counts(), probes)
+    parts = [
+        Part("kernels_registered", registered.get("mps", 0) > 0),
+        Part("linear_low", probes[0].output_dtype == low),
+    ]
+    headline = {
+        "mps_kernels": registered.get("mps", 0),
+        "mps_default_dtype": low,
+        "mps_linear_out": probes[0].output_dtype,
+    }
+    return judged(28, parts, ev, headline)

@@ -208,3 +208,22 @@ def check_backoff_in_step() -> Checked:
     parts = [Part("step_skips", not s.params_changed_in_step), Part("step_lowers_scale", s.scale_after_step < s.scale)]
     headline = {"scale": s.scale, "after_step": s.scale_after_step, "after_update": s.scale_after_update}
     return judged(19, parts, s, headline)
+
+
+# ── the defaults a tutorial quotes (claim 29) ───────────────────────────────────────────────────────────────
+QUOTED_DEFAULTS = ScalerSettings(init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000)
+
+
+@dataclass(frozen=True)
+class DefaultsEvidence:
+    read: ScalerSettings  # from a fresh torch.amp.GradScaler("cpu")
+    quoted: ScalerSettings  # as the tutorial writes them
+
+
+def check_scaler_defaults() -> Checked:
+    """Claim: GradScaler starts at 65536, doubles the scale after 2000 steps without inf/NaN and halves it on one.
+    A part per setting: the value read from a real GradScaler equals the quoted one."""
+    ev = DefaultsEvidence(ScalerSettings.defaults("cpu"), QUOTED_DEFAULTS)
+    fields = ("init_scale", "growth_factor", "growth_interval", "backoff_factor")
+    parts = [Part("equals", getattr(ev.read, f) == getattr(ev.quoted, f), subject=f) for f in fields]
+    return judged(29, parts, ev, {f: getattr(ev.read, f) for f in fields})

@@ -25,6 +25,7 @@ from mpviz.policy import autocast_state, device_policy
 from mpviz.stats import dtype_name
 
 LOW = "low"  # an expected dtype meaning "the autocast dtype"
+GRAD_ACCUM_STEPS = 4  # the divisor of the tutorial's `loss / grad_accum_steps`
 
 
 def _gru_cell(x: torch.Tensor) -> torch.Tensor:
@@ -59,6 +60,7 @@ FUNCTIONS: dict[str, OpFunction] = {
     "gelu": OpFunction(F.gelu, ((4, 8),), "aten::gelu"),
     "silu": OpFunction(F.silu, ((4, 8),), "aten::silu"),
     "softplus": OpFunction(F.softplus, ((4, 8),), "aten::softplus"),
+    "div": OpFunction(lambda loss: loss / GRAD_ACCUM_STEPS, ((),), "aten::div.Tensor"),  # `loss / grad_accum_steps`
 }
 
 
@@ -166,3 +168,19 @@ def check_activations_low() -> Checked:
     """Claim: activation functions run in BF16/FP16. Part per function and device: it returns bf16 for a bf16
     input (what a bf16 linear hands on)."""
     return op_claim(27, _calls(("relu", "gelu", "silu", "softplus"), LOW))
+
+
+def check_loss_division_outside_autocast() -> Checked:
+    """Claim: `loss / grad_accum_steps` is float32 because it runs outside autocast. The loss arrives float32
+    (claim 7). Parts per device: the division outside autocast returns float32; inside autocast it would not
+    (else being outside is not what makes it float32)."""
+    ev = OpDtypeEvidence(AUTOCAST_DTYPE, tuple(measure_row(OpCall("div", ("float32",), "float32"), d) for d in DEVICES))
+    parts = []
+    for r in ev.rows:
+        parts += [
+            Part("fp32_outside", r.returned_without_autocast == "float32", r.device),
+            Part("outside_decides", r.returned != "float32", r.device),
+        ]
+    headline: dict[str, object] = {f"{r.device}_inside": r.returned for r in ev.rows}
+    headline |= {f"{r.device}_outside": r.returned_without_autocast for r in ev.rows}
+    return judged(34, parts, ev, headline)

@@ -20,3 +20,10 @@ def api_view(c: claims.Checked, words: dict) -> None:
         message = call.error or call.deprecation
         if message:
             right.code(message, language=None, wrap_lines=True)
+
+
+def default_dtype_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.DefaultDtypeEvidence = c.evidence
+    fields = dict(fast=ev.cuda_amp_autocast, cuda=ev.torch_autocast["cuda"], cpu=ev.torch_autocast["cpu"])
+    fields["warning"] = ev.deprecation or lesson_words()["no_ops"]
+    say(c, words, fields)
