@@ -49,9 +49,9 @@ def step_bytes(cfg: AttentionConfig, low: torch.dtype | None) -> StepBytes:
         saved[storage.data_ptr()] = storage.nbytes()
         return t
 
-    with autocast_shared(), torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None):
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            model(x, targets)
+    autocast = torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None)
+    with autocast_shared(), autocast, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(x, targets)
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     return StepBytes(
         "bfloat16" if low else "float32",

@@ -101,16 +101,16 @@ def returned_dtype(device: str, function: str, inputs: tuple[str, ...], low: tor
     """The dtype FUNCTIONS[function] returns on `device` for inputs of `inputs` with autocast(low) on (None: off).
     CPU runs real tensors; other devices fake ones, through their real autocast kernels. Raises what torch raises."""
     spec, fake = FUNCTIONS[function], device != "cpu"
-    with FakeTensorMode() if fake else nullcontext(), autocast_shared() if not fake else nullcontext():
-        with autocast_state(device, low):
-            g = torch.Generator().manual_seed(0)
-            tensors = [
-                torch.rand(shape, generator=g).add(0.5).to(device=device, dtype=getattr(torch, d))
-                if not fake
-                else torch.empty(shape, device=device, dtype=getattr(torch, d))
-                for shape, d in zip(spec.shapes, inputs, strict=True)
-            ]
-            return dtype_name(spec.call(*tensors).dtype)
+    shared = nullcontext() if fake else autocast_shared()
+    with FakeTensorMode() if fake else nullcontext(), shared, autocast_state(device, low):
+        g = torch.Generator().manual_seed(0)
+        tensors = [
+            torch.rand(shape, generator=g).add(0.5).to(device=device, dtype=getattr(torch, d))
+            if not fake
+            else torch.empty(shape, device=device, dtype=getattr(torch, d))
+            for shape, d in zip(spec.shapes, inputs, strict=True)
+        ]
+        return dtype_name(spec.call(*tensors).dtype)
 
 
 def measure_row(call: OpCall, device: str) -> OpRow:

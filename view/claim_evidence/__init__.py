@@ -1,5 +1,6 @@
 """How the claims page shows each claim's evidence: one view function per claim key (`VIEWS`), kept in modules that
-mirror mpviz.claims (autocast_policy, op_dtypes, gradients, grad_scaler, memory, api, values, softmax_range, speed, accumulation), and the word
+mirror mpviz.claims (autocast_policy, op_dtypes, gradients, grad_scaler, memory, api, values, softmax_range, speed,
+accumulation), and the word
 helpers they share (`words`). Words are looked up when a view runs, never at import, so every session sees its own
 language."""
 
