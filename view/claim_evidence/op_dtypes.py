@@ -25,7 +25,8 @@ def op_rows(ev: claims.OpDtypeEvidence) -> list[dict]:
 def op_view(c: claims.Checked, words: dict) -> None:
     """Claims 23–27 and 34: the explanation filled from the headline, then the table of calls."""
     ev: claims.OpDtypeEvidence = c.evidence
-    say(c, words, dict(c.headline))
+    refused = lesson_words()["refused"]
+    say(c, words, {name: refused if value is None else value for name, value in c.headline.items()})
     table(op_rows(ev))
     for r in ev.rows:
         if r.error:
