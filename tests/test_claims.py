@@ -38,7 +38,7 @@ def parts(r: claims.Checked, device: str | None = None) -> dict[tuple[str, str |
 # ── the registry ────────────────────────────────────────────────────────────────────────────────────────────
 def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     ids = [c.id for c in claims.CLAIMS]
-    assert ids == list(range(1, 35))
+    assert ids == list(range(1, 37))
     assert len({c.key for c in claims.CLAIMS}) == len(ids)
     for c in claims.CLAIMS:
         assert c.seeds and all(re.fullmatch(r"\d{3}_[0-9a-f]{16}\.txt", s) for s in c.seeds), c.key
@@ -47,7 +47,7 @@ def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     assert {t: sum(c.topic == t for c in claims.CLAIMS) for t in claims.TOPICS} == {
         "autocast": 13,
         "formats": 9,
-        "training": 7,
+        "training": 9,
         "code": 5,
     }
 
@@ -71,17 +71,17 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
 
 def test_select_filters_by_verdict_and_topic_and_groups_by_topic():
     results = {
-        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 35) if i not in SLOW
+        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 37) if i not in SLOW
     }
     everything = claims.select(results)
     assert [c.topic for c in everything.shown] == sorted((c.topic for c in claims.CLAIMS), key=claims.TOPICS.index)
-    assert len(everything.shown) == 34 and everything.unplaced == ()
+    assert len(everything.shown) == 36 and everything.unplaced == ()
     held = claims.select(results, verdict="holds")
     assert {c.id for c in held.shown} == {i for i in results if i % 2} and {c.id for c in held.unplaced} == SLOW
     formats = claims.select(results, verdict="does_not_hold", topic="formats")
     assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32] and formats.unplaced == ()
     training = claims.select(results, topic="training")
-    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30]
+    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36]
     for bad in ({"verdict": "maybe"}, {"topic": "<b>x</b>"}):
         with pytest.raises(ConfigError) as e:
             claims.select(results, **bad)
@@ -459,6 +459,20 @@ def test_the_loss_division_is_float32_inside_autocast_too():
     r = checked(34)
     assert r.device_verdicts == {"cpu": "partly_holds", "cuda": "partly_holds"}
     assert set(r.headline.values()) == {"float32"}
+
+
+def test_scaling_the_loss_by_a_power_of_two_leaves_bf16_gradients_bit_for_bit():
+    r = checked(35)
+    ev = r.evidence
+    assert r.verdict == "does_not_hold" and ev.scale == 1024.0
+    assert ev.identical == ev.elements > 5000 and ev.error_scaled == ev.error_plain > 0
+
+
+def test_autocast_not_grad_scaler_makes_the_mixed_matmul_bf16():
+    r = checked(36)
+    assert r.verdict == "does_not_hold" and r.device_verdicts == {}
+    assert {x.returned for x in r.evidence.matmul} == {"bfloat16"}
+    assert r.evidence.scaled_dtypes == {"float32": "float32", "bfloat16": "bfloat16"}  # scale() keeps the dtype
 
 
 # ── speed (slow) ────────────────────────────────────────────────────────────────────────────────────────────

@@ -50,10 +50,10 @@ def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measure
     assert not at.warning
     assert card_ids(at) == TOPIC_ORDER
     assert [h.value for h in at.main.header] == [text.load("en", "claims")["topics"][t] for t in claims.TOPICS]
-    assert len(verdict_badges(at)) == 32  # 8 and 9 wait for the slow toggle
+    assert len(verdict_badges(at)) == 34  # 8 and 9 wait for the slow toggle
     assert sum("Switch on" in i.value for i in at.info) == 2
     counts = tally(at)
-    assert counts["Depends on the device"] == 7 and counts["not measured yet"] == 2 and sum(counts.values()) == 34
+    assert counts["Depends on the device"] == 7 and counts["not measured yet"] == 2 and sum(counts.values()) == 36
     said = words(at)
     # the overview: one table per topic, every claim's number linking to its card's anchor
     for c in claims.CLAIMS:
@@ -84,7 +84,7 @@ def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measure
 
 def test_the_cards_added_for_issue_17_render_with_a_verdict_in_english_and_chinese():
     new = [c for c in claims.CLAIMS if c.id >= 23]
-    assert len(new) == 12
+    assert len(new) == 14
     for lang in ("en", "zh"):
         at = page(lang=lang) if lang == "zh" else page()
         at.run()
@@ -108,7 +108,7 @@ def test_verdict_and_topic_filters_from_the_url_and_from_the_widgets():
     assert any("2 slow claim(s) are not measured yet" in c.value for c in at.caption)
     at.segmented_control(key="verdict").set_value("does_not_hold").run()
     assert not failures(at)
-    assert card_ids(at) == [16, 23, 5, 6, 22, 33, 30, 12]
+    assert card_ids(at) == [16, 23, 5, 6, 22, 33, 30, 35, 36, 12]
     assert set(verdict_badges(at)) == {":red-badge[Does not hold]"}
     at.segmented_control(key="topic").set_value("formats").run()
     assert card_ids(at) == [5, 6, 22, 33] and at.query_params["topic"] == "formats"
@@ -133,7 +133,7 @@ def test_slow_checks_run_on_demand_through_the_admission_gate(quick_slow_checks)
     admitted = default_gate().stats().admitted
     at = page(slow="1", topic="training").run()
     assert not failures(at), failures(at)
-    assert card_ids(at) == [8, 9, 17, 18, 19, 29, 30]
+    assert card_ids(at) == [8, 9, 17, 18, 19, 29, 30, 35, 36]
     assert not any("Switch on" in i.value for i in at.info)
     assert tally(at)["not measured yet"] == 0
     assert default_gate().stats().admitted == admitted + 2  # claims 8 and 9, each through the gate

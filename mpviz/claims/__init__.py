@@ -25,7 +25,15 @@ from mpviz.claims.autocast_policy import (
     PolicyEvidence,
 )
 from mpviz.claims.devices import AUTOCAST_DTYPE, BLOCK, DEVICES, block_trace, measured_device, trace_device
-from mpviz.claims.grad_scaler import DefaultsEvidence, NoOpEvidence, ScalerEvidence, ScalerStep, scaler_step
+from mpviz.claims.grad_scaler import (
+    Bf16ScalingEvidence,
+    CastBackEvidence,
+    DefaultsEvidence,
+    NoOpEvidence,
+    ScalerEvidence,
+    ScalerStep,
+    scaler_step,
+)
 from mpviz.claims.gradients import DeviceGradients, GradientsEvidence
 from mpviz.claims.memory import MemoryEvidence
 from mpviz.claims.op_dtypes import OpDtypeEvidence, OpRow
@@ -68,6 +76,8 @@ __all__ = [
     "AccumulationEvidence",
     "ApiCall",
     "ApiEvidence",
+    "Bf16ScalingEvidence",
+    "CastBackEvidence",
     "Checked",
     "Claim",
     "CloseScoresEvidence",

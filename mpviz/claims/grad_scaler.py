@@ -11,10 +11,13 @@ from dataclasses import dataclass
 
 import torch
 
+from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES
+from mpviz.claims.op_dtypes import LOW, OpCall, OpRow, measure_row
 from mpviz.claims.verdicts import Checked, Part, judged
 from mpviz.isolation import autocast_shared
 from mpviz.model import AttentionConfig, build
 from mpviz.scaler import RecipeResult, ScalerSettings, TrainConfig, compare_recipes
+from mpviz.stats import dtype_name
 
 SMALL_BLOCK = AttentionConfig(seq_len=8, d_model=32, n_heads=2)  # one step takes milliseconds
 
@@ -59,15 +62,17 @@ def scaler_check_config() -> TrainConfig:
     )
 
 
-def _first_step_grads(recipe: str | None, cfg: AttentionConfig) -> dict[str, torch.Tensor]:
-    """Parameter → gradient of the first step's loss × LOSS_MULTIPLIER: float64 without autocast (recipe None),
+def _first_step_grads(
+    recipe: str | None, cfg: AttentionConfig, multiplier: float = LOSS_MULTIPLIER
+) -> dict[str, torch.Tensor]:
+    """Parameter → gradient of the first step's loss × `multiplier`: float64 without autocast (recipe None),
     else under the recipe's autocast on CPU, through a real GradScaler("cpu") for "fp16+scaler" (unscaled)."""
     model, x, targets = build(cfg)
     if recipe is None:
         model, x = model.double(), x.double()
     low = torch.bfloat16 if recipe == "bf16" else torch.float16
     with autocast_shared(), torch.autocast("cpu", dtype=low, enabled=recipe is not None):
-        loss = model(x, targets) * LOSS_MULTIPLIER
+        loss = model(x, targets) * multiplier
     if recipe == "fp16+scaler":
         scaler = torch.amp.GradScaler("cpu")
         scaler.scale(loss).backward()
@@ -227,3 +232,63 @@ def check_scaler_defaults() -> Checked:
     fields = ("init_scale", "growth_factor", "growth_interval", "backoff_factor")
     parts = [Part("equals", getattr(ev.read, f) == getattr(ev.quoted, f), subject=f) for f in fields]
     return judged(29, parts, ev, {f: getattr(ev.read, f) for f in fields})
+
+
+# ── scaling the loss under bf16 (claim 35) ──────────────────────────────────────────────────────────────────
+BF16_LOSS_SCALE = 1024.0  # the tutorial's example factor
+
+
+@dataclass(frozen=True)
+class Bf16ScalingEvidence:
+    scale: float
+    elements: int  # gradient elements compared (those whose exact value is non-zero)
+    identical: int  # elements whose unscaled gradient equals the unscaled run's, bit for bit
+    error_plain: float  # median relative error against the exact (float64) gradient, without scaling
+    error_scaled: float  # … with the loss × scale and the gradients ÷ scale
+
+
+def check_bf16_scaling_keeps_bits() -> Checked:
+    """Claim: under bf16, multiplying the loss by a scale (e.g. 1024) lets tiny gradients keep more significant
+    bits. Part: the bf16-autocast gradients, scaled and divided back, are closer to the exact (float64) gradient
+    than the unscaled ones (median relative error over elements whose exact value is non-zero)."""
+    exact = _first_step_grads(None, SMALL_BLOCK, 1.0)
+    plain = _first_step_grads("bf16", SMALL_BLOCK, 1.0)
+    scaled = {n: g / BF16_LOSS_SCALE for n, g in _first_step_grads("bf16", SMALL_BLOCK, BF16_LOSS_SCALE).items()}
+    floor = EXACT_ZERO_BELOW * max(g.abs().max().item() for g in exact.values())
+    keep = {n: g.abs() > floor for n, g in exact.items()}
+
+    def error(grads: dict[str, torch.Tensor]) -> float:
+        rel = [((grads[n].double() - exact[n]) / exact[n]).abs()[k] for n, k in keep.items()]
+        return torch.cat(rel).median().item()
+
+    identical = sum(int((plain[n] == scaled[n])[k].sum()) for n, k in keep.items())
+    ev = Bf16ScalingEvidence(
+        BF16_LOSS_SCALE, sum(int(k.sum()) for k in keep.values()), identical, error(plain), error(scaled)
+    )
+    parts = [Part("closer_to_exact", ev.error_scaled < ev.error_plain)]
+    headline = {"identical": ev.identical, "elements": ev.elements, "error_plain": ev.error_plain}
+    return judged(35, parts, ev, headline | {"error_scaled": ev.error_scaled})
+
+
+# ── who casts an activation back to bf16 (claim 36) ─────────────────────────────────────────────────────────
+SCALED = ("float32", "bfloat16")  # dtypes of the tensors handed to scale()
+
+
+@dataclass(frozen=True)
+class CastBackEvidence:
+    matmul: tuple[OpRow, ...]  # matmul(float32 probs, bf16 V) under bf16 autocast, no GradScaler anywhere; per device
+    scaled_dtypes: dict[str, str]  # dtype of a tensor → dtype GradScaler("cpu").scale() returns for it
+
+
+def check_scaler_casts_back_to_bf16() -> Checked:
+    """Claim: casting the float32 × bf16 matmul's output back to bf16 for the next layer is GradScaler's job.
+    Parts: without any GradScaler the output is not bf16 already (per device); GradScaler's scale() turns a
+    float32 tensor into bf16."""
+    rows = tuple(measure_row(OpCall("matmul", ("float32", AUTOCAST_DTYPE), LOW), d) for d in DEVICES)
+    scaler = torch.amp.GradScaler("cpu")
+    scaled = {name: dtype_name(scaler.scale(torch.ones(2, dtype=getattr(torch, name))).dtype) for name in SCALED}
+    ev = CastBackEvidence(rows, scaled)
+    parts = [Part("needs_scaler", r.returned != AUTOCAST_DTYPE, subject=r.device) for r in rows]
+    parts.append(Part("scale_casts", scaled["float32"] == AUTOCAST_DTYPE))
+    headline: dict[str, object] = {f"{r.device}_matmul_out": r.returned for r in rows}
+    return judged(36, parts, ev, headline | {f"scale_{k}": v for k, v in scaled.items()})

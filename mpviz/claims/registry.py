@@ -359,6 +359,22 @@ CLAIMS: tuple[Claim, ...] = (
         topic="code",
         section=("问题 4 › 3. Loss 的计算与处理应保持高精度", "Question 4 › 3. Loss computation should stay precise"),
     ),
+    Claim(
+        35,
+        "bf16_scaling_keeps_bits",
+        (SEED_BF16_VS_FP16,),
+        grad_scaler.check_bf16_scaling_keeps_bits,
+        topic="training",
+        section=S_BF16_MECHANISM,
+    ),
+    Claim(
+        36,
+        "scaler_casts_back_to_bf16",
+        (SEED_AUTOCAST,),
+        grad_scaler.check_scaler_casts_back_to_bf16,
+        topic="training",
+        section=("2. 在Self-Attention层中的具体应用", "2. Inside the self-attention layer"),
+    ),
 )
 
 

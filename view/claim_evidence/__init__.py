@@ -14,7 +14,14 @@ from view.claim_evidence.autocast_policy import (
     policy_view,
     promote_view,
 )
-from view.claim_evidence.grad_scaler import backoff_view, defaults_view, no_op_view, scaler_view
+from view.claim_evidence.grad_scaler import (
+    backoff_view,
+    bf16_scaling_view,
+    cast_back_view,
+    defaults_view,
+    no_op_view,
+    scaler_view,
+)
 from view.claim_evidence.gradients import gradients_view
 from view.claim_evidence.memory import memory_view
 from view.claim_evidence.op_dtypes import op_view
@@ -67,4 +74,6 @@ VIEWS = {
     "softmax_subtracts_max": subtracts_max_view,
     "softmax_output_overflows_fp16": output_range_view,
     "loss_division_outside_autocast": op_view,
+    "bf16_scaling_keeps_bits": bf16_scaling_view,
+    "scaler_casts_back_to_bf16": cast_back_view,
 }

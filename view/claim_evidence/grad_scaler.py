@@ -87,3 +87,22 @@ def defaults_view(c: claims.Checked, words: dict) -> None:
     say(
         c, words, {f: getattr(ev.read, f) for f in ("init_scale", "growth_factor", "growth_interval", "backoff_factor")}
     )
+
+
+def bf16_scaling_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.Bf16ScalingEvidence = c.evidence
+    fields = dict(
+        scale=ev.scale,
+        elements=ev.elements,
+        identical=ev.identical,
+        error_plain=ev.error_plain,
+        error_scaled=ev.error_scaled,
+    )
+    say(c, words, fields)
+
+
+def cast_back_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.CastBackEvidence = c.evidence
+    fields = {f"{r.device}_out": r.returned for r in ev.matmul}
+    fields |= {f"scale_{name}": dtype for name, dtype in ev.scaled_dtypes.items()}
+    say(c, words, fields)
