@@ -10,8 +10,10 @@ Modules, one idea each: `verdicts` (parts → verdicts), `devices` (where claims
 a format holds), `softmax_range` (softmax's numerics), `grad_scaler`, `memory`, `speed`, `accumulation`, `api`
 (the code the tutorials write), `registry` (the claims, their sources and topics).
 
-Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold | inconclusive (a timing whose
-spread is too wide to decide, or whose verdict changes between the quartiles: no verdict is given).
+Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold | inconclusive ("cannot be
+decided here": a timing made on another device than the claim's, one whose spread is too wide to decide, or whose
+verdict changes between the quartiles: no verdict is given). Where the tutorial speaks of one device (`about`),
+that device's verdict is the claim's.
 """
 
 from mpviz.claims.accumulation import AccumulationEvidence

@@ -143,7 +143,5 @@ def mps_view(c: claims.Checked, words: dict) -> None:
         dtype=ev.default_dtype,
         linear_out=ev.probes[0].output_dtype,
         softmax_out=ev.probes[1].output_dtype,
-        low_ops=ev.policy_counts.get("lower_precision_fp", 0),
-        fp32_ops=ev.policy_counts.get("fp32", 0),
     )
     say(c, words, fields)
