@@ -1,4 +1,4 @@
-"""Figures of the tutorial-claims lesson: close scores, speed, accumulation, lost gradients."""
+"""Figures of the tutorial-claims lesson: close scores, speed, accumulation."""
 
 from __future__ import annotations
 
