@@ -80,6 +80,8 @@ def card(claim: claims.Claim, checked: claims.Checked | None) -> None:
             st.info(TEXT["pending"].format(slow=TEXT["slow"]))
             return
         st.markdown(badge(checked.verdict))
+        if checked.about:
+            st.caption(TEXT["about"].format(device=TEXT["labels"]["device_names"][checked.about]))
         if checked.parts:
             parts_block(checked, words)
         VIEWS[claim.key](checked, words)

@@ -95,17 +95,3 @@ def test_accumulation_figure_draws_both_running_sums_and_the_two_end_points():
     measured = by_name[LABELS["measured"].format(device=LABELS["device_names"]["cpu"])]  # the device in words
     assert (list(once.x), list(once.y)) == ([3], [1.5]) and (list(measured.x), list(measured.y)) == ([3], [1.5])
     assert fig.layout.xaxis.title.text == LABELS["terms"] and fig.layout.yaxis.title.text == LABELS["partial_sum"]
-
-
-def test_lost_gradients_figure_has_one_bar_per_recipe_named_by_the_page():
-    recipes = [
-        SimpleNamespace(recipe="bf16", dtype="bf16", scaler=False, mean_zero_grad_fraction=0.001),
-        SimpleNamespace(recipe="fp16", dtype="fp16", scaler=False, mean_zero_grad_fraction=0.4),
-    ]
-    names = dict(WORDS["recipe_names"])
-    fig = claims_fig.lost_gradients_figure(recipes, names=names, labels=LABELS)
-    (bars,) = fig.data
-    assert bars.orientation == "h"
-    assert list(bars.y) == [names["bf16"], names["fp16"]] and list(bars.x) == [0.001, 0.4]
-    assert list(bars.marker.pattern.shape) == ["", "/"]  # fp16 without a scaler is hatched
-    assert fig.layout.xaxis.title.text == LABELS["lost"] and fig.layout.xaxis.range[1] >= 0.4

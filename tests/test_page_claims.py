@@ -50,10 +50,10 @@ def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measure
     assert not at.warning
     assert card_ids(at) == TOPIC_ORDER
     assert [h.value for h in at.main.header] == [text.load("en", "claims")["topics"][t] for t in claims.TOPICS]
-    assert len(verdict_badges(at)) == 20  # 8 and 9 wait for the slow toggle
+    assert len(verdict_badges(at)) == 34  # 8 and 9 wait for the slow toggle
     assert sum("Switch on" in i.value for i in at.info) == 2
     counts = tally(at)
-    assert counts["Depends on the device"] == 4 and counts["not measured yet"] == 2 and sum(counts.values()) == 22
+    assert counts["Depends on the device"] == 7 and counts["not measured yet"] == 2 and sum(counts.values()) == 36
     said = words(at)
     # the overview: one table per topic, every claim's number linking to its card's anchor
     for c in claims.CLAIMS:
@@ -77,19 +77,41 @@ def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measure
     assert "fp16's exp overflows from x = 11.0938" in said and "stores it as **70144**" in said
     assert "multiplies the loss by **65536**" in said and "after `scaler.update()` it is **32768**" in said
     assert "Scores closer than the spacing do merge" not in said
+    # claims 1 and 3: the seeds speak of CUDA, and the card says so
+    assert sum("The tutorial speaks of CUDA: the verdict is that device's" in c.value for c in at.caption) == 2
+    assert "70144 is the bf16 value nearest to it" in said and "keeps 70000 exactly" not in said  # claim 21
+
+
+def test_the_cards_added_for_issue_17_render_with_a_verdict_in_english_and_chinese():
+    new = [c for c in claims.CLAIMS if c.id >= 23]
+    assert len(new) == 14
+    for lang in ("en", "zh"):
+        at = page(lang=lang) if lang == "zh" else page()
+        at.run()
+        assert not failures(at), (lang, failures(at))
+        t = text.load(lang, "claims")
+        titles = [s.value for s in at.subheader]
+        verdicts = "|".join(re.escape(v) for v in t["verdicts"].values())
+        for c in new:
+            assert t["card_title"].format(id=c.id, claim=t["claims"][c.key]["claim"]) in titles, (lang, c.key)
+            row = next(m.value for m in at.markdown if f"[{c.id}](#claim-{c.id})" in m.value)
+            assert re.search(rf"\[{c.id}\]\(#claim-{c.id}\) \| [^|]+ \| :\w+-badge\[({verdicts})\]", row), (lang, c.key)
+        said = words(at)
+        assert "{" not in said and "None" not in said, lang  # every field filled, no refused call shown as None
+    assert "65536" in said and "torch.softmax" in said
 
 
 def test_verdict_and_topic_filters_from_the_url_and_from_the_widgets():
     at = page(verdict="depends_on_device").run()
     assert not failures(at)
-    assert card_ids(at) == [1, 3, 7, 14]
+    assert card_ids(at) == [7, 14, 15, 24, 25, 26, 27]
     assert any("2 slow claim(s) are not measured yet" in c.value for c in at.caption)
     at.segmented_control(key="verdict").set_value("does_not_hold").run()
     assert not failures(at)
-    assert card_ids(at) == [15, 16, 5, 6, 22, 12]
+    assert card_ids(at) == [16, 23, 5, 6, 22, 33, 30, 35, 36, 12]
     assert set(verdict_badges(at)) == {":red-badge[Does not hold]"}
     at.segmented_control(key="topic").set_value("formats").run()
-    assert card_ids(at) == [5, 6, 22] and at.query_params["topic"] == "formats"
+    assert card_ids(at) == [5, 6, 22, 33] and at.query_params["topic"] == "formats"
     assert "[12](#claim-12)" not in words(at)  # the overview lists what is shown
     at.segmented_control(key="verdict").set_value("inconclusive").run()
     assert card_ids(at) == [] and any("No measured claim" in i.value for i in at.info)
@@ -111,12 +133,14 @@ def test_slow_checks_run_on_demand_through_the_admission_gate(quick_slow_checks)
     admitted = default_gate().stats().admitted
     at = page(slow="1", topic="training").run()
     assert not failures(at), failures(at)
-    assert card_ids(at) == [8, 9, 17, 18, 19]
+    assert card_ids(at) == [8, 9, 17, 18, 19, 29, 30, 35, 36]
     assert not any("Switch on" in i.value for i in at.info)
     assert tally(at)["not measured yet"] == 0
     assert default_gate().stats().admitted == admitted + 2  # claims 8 and 9, each through the gate
     said = words(at)
-    assert "bf16 without a scaler lost" in said
+    assert "bf16 without a scaler lost **0** of them to zero" in said  # counted where the exact gradient is non-zero
+    assert ":gray-badge[Cannot be decided here]" in verdict_badges(at)  # claim 9 on a CPU, whatever its numbers
+    assert "this timing ran on a CPU: whatever its numbers, it cannot decide the claim" in said
     assert "What this timing can tell:" in said and "What it cannot tell: what GPU tensor cores gain" in said
     assert re.search(r"interquartile range [\d.]+–[\d.]+× over 7 interleaved rounds", said)
 

@@ -6,26 +6,41 @@ evidence (a frozen dataclass of measurements) and a few key measurements by name
 views word each claim, part and verdict, and fill the wording from the evidence fields.
 
 Modules, one idea each: `verdicts` (parts → verdicts), `devices` (where claims are measured), `autocast_policy`
-(which dtype each op runs in), `gradients`, `values` (what a format holds), `grad_scaler`, `speed`,
-`accumulation`, `api` (the code the tutorials write), `registry` (the claims, their sources and topics).
+(which dtype each op runs in), `op_dtypes` (the tutorials' op lists, one call per op), `gradients`, `values` (what
+a format holds), `softmax_range` (softmax's numerics), `grad_scaler`, `memory`, `speed`, `accumulation`, `api`
+(the code the tutorials write), `registry` (the claims, their sources and topics).
 
-Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold | inconclusive (a timing whose
-spread is too wide to decide, or whose verdict changes between the quartiles: no verdict is given).
+Verdict codes (VERDICTS): holds | partly_holds | depends_on_device | does_not_hold | inconclusive ("cannot be
+decided here": a timing made on another device than the claim's, one whose spread is too wide to decide, or whose
+verdict changes between the quartiles: no verdict is given). Where the tutorial speaks of one device (`about`),
+that device's verdict is the claim's.
 """
 
 from mpviz.claims.accumulation import AccumulationEvidence
-from mpviz.claims.api import ApiCall, ApiEvidence, api_status
+from mpviz.claims.api import ApiCall, ApiEvidence, DefaultDtypeEvidence, api_status
 from mpviz.claims.autocast_policy import (
     LOG_SOFTMAX_OP,
     CpuAutocastEvidence,
     DeviceRun,
     EmbeddingEvidence,
+    MpsEvidence,
     PolicyEvidence,
 )
 from mpviz.claims.devices import AUTOCAST_DTYPE, BLOCK, DEVICES, block_trace, measured_device, trace_device
-from mpviz.claims.grad_scaler import NoOpEvidence, ScalerEvidence, ScalerStep, scaler_step
+from mpviz.claims.grad_scaler import (
+    Bf16ScalingEvidence,
+    CastBackEvidence,
+    DefaultsEvidence,
+    NoOpEvidence,
+    ScalerEvidence,
+    ScalerStep,
+    scaler_step,
+)
 from mpviz.claims.gradients import DeviceGradients, GradientsEvidence
+from mpviz.claims.memory import MemoryEvidence
+from mpviz.claims.op_dtypes import OpDtypeEvidence, OpRow
 from mpviz.claims.registry import ALL, CLAIMS, SOURCES, TOPICS, Claim, Selection, check, claim, select
+from mpviz.claims.softmax_range import OutputRangeEvidence, SoftmaxEvidence
 from mpviz.claims.speed import (
     MAX_RELATIVE_SPREAD,
     SPEED_BLOCK,
@@ -63,16 +78,25 @@ __all__ = [
     "AccumulationEvidence",
     "ApiCall",
     "ApiEvidence",
+    "Bf16ScalingEvidence",
+    "CastBackEvidence",
     "Checked",
     "Claim",
     "CloseScoresEvidence",
     "CpuAutocastEvidence",
+    "DefaultDtypeEvidence",
+    "DefaultsEvidence",
     "DeviceGradients",
     "DeviceRun",
     "EmbeddingEvidence",
     "ExpEvidence",
     "GradientsEvidence",
+    "MemoryEvidence",
+    "MpsEvidence",
     "NoOpEvidence",
+    "OpDtypeEvidence",
+    "OpRow",
+    "OutputRangeEvidence",
     "Part",
     "PolicyEvidence",
     "Quoted",
@@ -81,6 +105,7 @@ __all__ = [
     "ScalerStep",
     "ScorePair",
     "Selection",
+    "SoftmaxEvidence",
     "SpeedEvidence",
     "SpeedRow",
     "StorageEvidence",

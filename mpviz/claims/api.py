@@ -82,3 +82,31 @@ def check_cuda_amp_api() -> Checked:
     headline: dict[str, object] = {c.code.replace("\n", "; "): api_status(c) for c in ev.calls}  # one line each
     headline["replacements_current"] = all(c.current for c in ev.replacements)
     return judged(13, parts, ev, headline)
+
+
+# ── the default dtype of torch.cuda.amp.autocast() (claim 31) ───────────────────────────────────────────────
+@dataclass(frozen=True)
+class DefaultDtypeEvidence:
+    cuda_amp_autocast: str  # torch.cuda.amp.autocast().fast_dtype: what `with torch.cuda.amp.autocast():` uses
+    torch_autocast: dict[str, str]  # device → torch.get_autocast_dtype(device), for contrast
+    deprecation: str | None  # what torch said when the tutorial's spelling was called
+
+
+def _default_fast_dtype() -> str:
+    # Built, not entered: on a machine without a GPU entering it only warns and disables itself.
+    return str(torch.cuda.amp.autocast().fast_dtype).removeprefix("torch.")
+
+
+def check_cuda_amp_default_fp16() -> Checked:
+    """Claim: `torch.cuda.amp.autocast()` without a dtype runs in fp16. Part: the context manager the tutorial's
+    spelling builds has fast_dtype float16."""
+    found: list[str] = []
+    call = call_api("torch.cuda.amp.autocast()", lambda: found.append(_default_fast_dtype()))
+    ev = DefaultDtypeEvidence(
+        found[0] if found else "",
+        {d: str(torch.get_autocast_dtype(d)).removeprefix("torch.") for d in ("cuda", "cpu")},
+        call.deprecation,
+    )
+    return judged(
+        31, [Part("default_fp16", ev.cuda_amp_autocast == "float16")], ev, {"fast_dtype": ev.cuda_amp_autocast}
+    )

@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES, block_trace, trace_device
 from mpviz.claims.verdicts import Checked, Part, judged
 from mpviz.isolation import autocast_shared
-from mpviz.policy import CallProbe, autocast_state, device_policy, probe_call
+from mpviz.policy import CallProbe, autocast_backends, autocast_state, device_policy, probe_call
 from mpviz.stats import dtype_name
 
 FunctionCall = tuple[str, tuple[str, ...]]  # (PROBE_FUNCTIONS name, input dtypes)
@@ -82,20 +82,23 @@ def _policy_claim(
     ops: tuple[str, ...],
     landmarks: tuple[str, ...],
     parts: Callable[[DeviceRun], list[Part]],
+    about: str | None = None,
 ) -> Checked:
-    """Run the probes on every device; each device's verdict comes from `parts(run)` (parts without a device)."""
+    """Run the probes on every device; each device's verdict comes from `parts(run)` (parts without a device).
+    `about`: the device the tutorial speaks of, whose verdict is the claim's (see `verdicts.judged`)."""
     runs = tuple(_device_run(d, functions, ops, landmarks) for d in DEVICES)
     judged_parts = [Part(p.code, p.holds, r.device, p.subject) for r in runs for p in parts(r)]
     headline: dict[str, object] = {}
     for r in runs:
         headline |= {f"{r.device}_{p.function}_out": p.output_dtype for p in r.probes}
         headline |= {f"{r.device}_{name}": dtype for name, dtype in r.landmarks.items()}
-    return judged(claim_id, judged_parts, PolicyEvidence(AUTOCAST_DTYPE, runs), headline)
+    return judged(claim_id, judged_parts, PolicyEvidence(AUTOCAST_DTYPE, runs), headline, about)
 
 
 def check_softmax_fp32() -> Checked:
     """Claim: autocast computes softmax in float32. Parts: softmax of a bf16 input returns float32; the
-    attention block's probs come out float32."""
+    attention block's probs come out float32. The tutorial speaks of CUDA ("autocast picks the precision for CUDA
+    ops"): CUDA's verdict is the claim's, CPU's is measured beside it."""
     return _policy_claim(
         1,
         (("softmax", (AUTOCAST_DTYPE,)),),
@@ -105,6 +108,7 @@ def check_softmax_fp32() -> Checked:
             Part("softmax_returns_fp32", r.probe("softmax").output_dtype == "float32"),
             Part("probs_fp32", r.landmarks["probs"] == "float32"),
         ],
+        about="cuda",
     )
 
 
@@ -132,6 +136,7 @@ def check_layer_norm_fp32() -> Checked:
         ("aten::layer_norm", "aten::native_layer_norm"),
         ("x", "x_norm"),
         lambda r: [Part("layer_norm_returns_fp32", r.probe("layer_norm").output_dtype == "float32")],
+        about="cuda",
     )
 
 
@@ -192,34 +197,24 @@ def check_promote_list() -> Checked:
     )
 
 
-FALLBACK_FUNCTIONS: tuple[tuple[FunctionCall, str], ...] = (  # a bf16 activation meets each; the op it is
+FALLBACK_FUNCTIONS: tuple[tuple[FunctionCall, str], ...] = (  # the tutorial's own examples; the op each is
     (("softmax", (AUTOCAST_DTYPE,)), "aten::softmax.int"),
     (("layer_norm", (AUTOCAST_DTYPE, "float32", "float32")), "aten::layer_norm"),
-    (("exp", (AUTOCAST_DTYPE,)), "aten::exp"),
-    (("gelu", (AUTOCAST_DTYPE,)), "aten::gelu"),
-    (("relu", (AUTOCAST_DTYPE,)), "aten::relu"),
-    (("add", (AUTOCAST_DTYPE, AUTOCAST_DTYPE)), "aten::add.Tensor"),
 )
 
 
 def check_unlisted_fall_back_to_fp32() -> Checked:
-    """Claim: an op autocast does not run in low precision falls back to float32. One part per function whose
-    op the device's policy does not list: a bf16 input comes back float32. Listed ops are shown, not judged:
-    there the list decides, not a fallback."""
-
-    def parts(r: DeviceRun) -> list[Part]:
-        return [
-            Part("unlisted_returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn)
-            for (fn, _), op in FALLBACK_FUNCTIONS
-            if r.categories[op] is None
-        ]
-
+    """Claim: ops autocast cannot run in bf16, "such as Softmax and LayerNorm", fall back to float32. Judged on
+    the tutorial's own examples, per device: a part per example, a bf16 input comes back float32."""
     return _policy_claim(
         15,
         tuple(call for call, _ in FALLBACK_FUNCTIONS),
         tuple(op for _, op in FALLBACK_FUNCTIONS),
         ("x_norm", "probs"),
-        parts,
+        lambda r: [
+            Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn)
+            for (fn, _), _op in FALLBACK_FUNCTIONS
+        ],
     )
 
 
@@ -287,3 +282,34 @@ def check_embedding_low_precision() -> Checked:
     parts = [Part("embedding_returns_low", ev.outputs[d] == AUTOCAST_DTYPE, device=d) for d in DEVICES]
     headline = {f"{d}_embedding_out": ev.outputs[d] for d in DEVICES}
     return judged(16, parts, ev, headline)
+
+
+# ── MPS (claim 28) ──────────────────────────────────────────────────────────────────────────────────────────
+MPS_FUNCTIONS: tuple[FunctionCall, ...] = (("linear", ("float32",) * 3), ("softmax", ("float16",)))
+
+
+@dataclass(frozen=True)
+class MpsEvidence:
+    registered: dict[str, int]  # device → ops with a kernel at its Autocast dispatch key in this build
+    default_dtype: str  # torch.get_autocast_dtype("mps")
+    probes: tuple[CallProbe, ...]  # MPS_FUNCTIONS on fake MPS tensors through the real AutocastMPS kernels
+
+
+def check_mps_autocast() -> Checked:
+    """Claim: `torch.amp.autocast(device_type="mps")` is usually usable in recent torch. Parts: this build
+    registers autocast kernels for MPS; linear on float32 inputs comes back in MPS's default autocast dtype."""
+
+    registered = {b.device: b.n_ops for b in autocast_backends() if b.device in ("cpu", "cuda", "mps")}
+    low = dtype_name(torch.get_autocast_dtype("mps"))
+    probes = tuple(probe_call(fn, dtypes, "mps", low) for fn, dtypes in MPS_FUNCTIONS)
+    ev = MpsEvidence(registered, low, probes)  # not MPS's whole policy: probing it takes a child process ~20 s
+    parts = [
+        Part("kernels_registered", registered.get("mps", 0) > 0),
+        Part("linear_low", probes[0].output_dtype == low),
+    ]
+    headline = {
+        "mps_kernels": registered.get("mps", 0),
+        "mps_default_dtype": low,
+        "mps_linear_out": probes[0].output_dtype,
+    }
+    return judged(28, parts, ev, headline)

@@ -11,45 +11,106 @@ from dataclasses import dataclass
 
 import torch
 
+from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES
+from mpviz.claims.op_dtypes import LOW, OpCall, OpRow, measure_row
 from mpviz.claims.verdicts import Checked, Part, judged
 from mpviz.isolation import autocast_shared
 from mpviz.model import AttentionConfig, build
 from mpviz.scaler import RecipeResult, ScalerSettings, TrainConfig, compare_recipes
+from mpviz.stats import dtype_name
 
 SMALL_BLOCK = AttentionConfig(seq_len=8, d_model=32, n_heads=2)  # one step takes milliseconds
 
 
 # ── training without a GradScaler (claim 8) ─────────────────────────────────────────────────────────────────
+LOSS_MULTIPLIER = 2.0**-16  # pushes the gradients down to where fp16 underflows
+# An exact (float64) gradient element this far below the model's largest one is float64's rounding of a true 0:
+# k_proj.bias's gradient is 0 in exact arithmetic (softmax ignores a shift of a whole row of scores) and comes out
+# near 1e-23 in float64, against 1e-6 for the largest. Noise of float64 sits near 2^-52 of the terms it sums.
+EXACT_ZERO_BELOW = 2.0**-40
+UNDERFLOW_RECIPES = ("bf16", "fp16+scaler", "fp16")
+
+
+@dataclass(frozen=True)
+class RecipeUnderflow:
+    """One backward of the first step under a recipe, against the exact (float64) gradient of the same step."""
+
+    recipe: str  # one of UNDERFLOW_RECIPES
+    lost: int  # elements whose exact gradient is non-zero that came out exactly 0
+    lost_by_parameter: dict[str, int]  # parameter → its lost elements (only those that lost any)
+
+
 @dataclass(frozen=True)
 class ScalerEvidence:
     config: TrainConfig  # the base run every recipe trained
-    recipes: tuple[RecipeResult, ...]  # fp32, bf16, fp16+scaler, fp16
+    recipes: tuple[RecipeResult, ...]  # fp32, bf16, fp16+scaler, fp16: trained, for inf/NaN and skipped steps
+    nonzero: int  # gradient elements whose exact value is non-zero (above EXACT_ZERO_BELOW × the largest)
+    exact_zero: dict[str, int]  # parameter → its elements whose exact gradient is 0 (excluded from counting)
+    underflow: tuple[RecipeUnderflow, ...]  # UNDERFLOW_RECIPES order
 
     def recipe(self, name: str) -> RecipeResult:
         return next(r for r in self.recipes if r.recipe == name)
 
+    def lost(self, name: str) -> RecipeUnderflow:
+        return next(u for u in self.underflow if u.recipe == name)
+
 
 def scaler_check_config() -> TrainConfig:
     """A tiny run (T=8, d=32, 10 steps) with the loss × 2^-16: gradients that small are where fp16 underflows."""
-    return TrainConfig(model=SMALL_BLOCK, steps=10, loss_multiplier=2.0**-16, scaler=ScalerSettings.defaults("cpu"))
+    return TrainConfig(
+        model=SMALL_BLOCK, steps=10, loss_multiplier=LOSS_MULTIPLIER, scaler=ScalerSettings.defaults("cpu")
+    )
+
+
+def _first_step_grads(
+    recipe: str | None, cfg: AttentionConfig, multiplier: float = LOSS_MULTIPLIER
+) -> dict[str, torch.Tensor]:
+    """Parameter → gradient of the first step's loss × `multiplier`: float64 without autocast (recipe None),
+    else under the recipe's autocast on CPU, through a real GradScaler("cpu") for "fp16+scaler" (unscaled)."""
+    model, x, targets = build(cfg)
+    if recipe is None:
+        model, x = model.double(), x.double()
+    low = torch.bfloat16 if recipe == "bf16" else torch.float16
+    with autocast_shared(), torch.autocast("cpu", dtype=low, enabled=recipe is not None):
+        loss = model(x, targets) * multiplier
+    if recipe == "fp16+scaler":
+        scaler = torch.amp.GradScaler("cpu")
+        scaler.scale(loss).backward()
+        scaler.unscale_(torch.optim.SGD(model.parameters(), lr=0.0))
+    else:
+        loss.backward()
+    return {name: p.grad.detach() for name, p in model.named_parameters()}
+
+
+def measure_underflow(cfg: AttentionConfig = SMALL_BLOCK) -> tuple[int, dict[str, int], tuple[RecipeUnderflow, ...]]:
+    """(elements with a non-zero exact gradient, per parameter its exact zeros, each recipe's losses to zero)."""
+    exact = _first_step_grads(None, cfg)
+    floor = EXACT_ZERO_BELOW * max(g.abs().max().item() for g in exact.values())
+    nonzero = {n: g.abs() > floor for n, g in exact.items()}
+    underflow = []
+    for recipe in UNDERFLOW_RECIPES:
+        grads = _first_step_grads(recipe, cfg)
+        lost = {n: int(((grads[n] == 0) & nz).sum()) for n, nz in nonzero.items()}
+        underflow.append(RecipeUnderflow(recipe, sum(lost.values()), {n: k for n, k in lost.items() if k}))
+    zeros = {n: int((~nz).sum()) for n, nz in nonzero.items() if not nz.all()}
+    return sum(int(nz.sum()) for nz in nonzero.values()), zeros, tuple(underflow)
 
 
 def check_bf16_needs_no_scaler() -> Checked:
-    """Claim: bf16 training needs no GradScaler. Parts: bf16 without a scaler never sees inf/NaN; it loses no
-    more gradient elements to zero than fp16 with a GradScaler."""
+    """Claim: bf16 training needs no GradScaler, since its gradients do not underflow. Parts: bf16 without a
+    scaler never sees inf/NaN in a training run; in the first step's backward it loses no gradient element
+    whose exact (float64) value is non-zero. Elements whose exact gradient is 0 are not counted: a zero there
+    is right, not an underflow."""
     cfg = scaler_check_config()
-    ev = ScalerEvidence(cfg, compare_recipes(cfg))
-    bf16, scaled, plain = ev.recipe("bf16"), ev.recipe("fp16+scaler"), ev.recipe("fp16")
+    nonzero, zeros, underflow = measure_underflow(cfg.model)
+    ev = ScalerEvidence(cfg, compare_recipes(cfg), nonzero, zeros, underflow)
+    bf16 = ev.recipe("bf16")
     parts = [
         Part("stays_finite", not bf16.nonfinite_steps and bf16.diverged_at is None),
-        Part("loses_no_more", bf16.mean_zero_grad_fraction <= scaled.mean_zero_grad_fraction),
+        Part("loses_none", ev.lost("bf16").lost == 0),
     ]
-    headline = {
-        "bf16_lost_to_zero": bf16.mean_zero_grad_fraction,
-        "fp16_scaler_lost_to_zero": scaled.mean_zero_grad_fraction,
-        "fp16_no_scaler_lost_to_zero": plain.mean_zero_grad_fraction,
-        "bf16_nonfinite_steps": len(bf16.nonfinite_steps),
-    }
+    headline: dict[str, object] = {f"{u.recipe}_lost_to_zero": u.lost for u in underflow}
+    headline |= {"nonzero_exact_elements": nonzero, "bf16_nonfinite_steps": len(bf16.nonfinite_steps)}
     return judged(8, parts, ev, headline)
 
 
@@ -152,3 +213,82 @@ def check_backoff_in_step() -> Checked:
     parts = [Part("step_skips", not s.params_changed_in_step), Part("step_lowers_scale", s.scale_after_step < s.scale)]
     headline = {"scale": s.scale, "after_step": s.scale_after_step, "after_update": s.scale_after_update}
     return judged(19, parts, s, headline)
+
+
+# ── the defaults a tutorial quotes (claim 29) ───────────────────────────────────────────────────────────────
+QUOTED_DEFAULTS = ScalerSettings(init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000)
+
+
+@dataclass(frozen=True)
+class DefaultsEvidence:
+    read: ScalerSettings  # from a fresh torch.amp.GradScaler("cpu")
+    quoted: ScalerSettings  # as the tutorial writes them
+
+
+def check_scaler_defaults() -> Checked:
+    """Claim: GradScaler starts at 65536, doubles the scale after 2000 steps without inf/NaN and halves it on one.
+    A part per setting: the value read from a real GradScaler equals the quoted one."""
+    ev = DefaultsEvidence(ScalerSettings.defaults("cpu"), QUOTED_DEFAULTS)
+    fields = ("init_scale", "growth_factor", "growth_interval", "backoff_factor")
+    parts = [Part("equals", getattr(ev.read, f) == getattr(ev.quoted, f), subject=f) for f in fields]
+    return judged(29, parts, ev, {f: getattr(ev.read, f) for f in fields})
+
+
+# ── scaling the loss under bf16 (claim 35) ──────────────────────────────────────────────────────────────────
+BF16_LOSS_SCALE = 1024.0  # the tutorial's example factor
+
+
+@dataclass(frozen=True)
+class Bf16ScalingEvidence:
+    scale: float
+    elements: int  # gradient elements compared (those whose exact value is non-zero)
+    identical: int  # elements whose unscaled gradient equals the unscaled run's, bit for bit
+    error_plain: float  # median relative error against the exact (float64) gradient, without scaling
+    error_scaled: float  # … with the loss × scale and the gradients ÷ scale
+
+
+def check_bf16_scaling_keeps_bits() -> Checked:
+    """Claim: under bf16, multiplying the loss by a scale (e.g. 1024) lets tiny gradients keep more significant
+    bits. Part: the bf16-autocast gradients, scaled and divided back, are closer to the exact (float64) gradient
+    than the unscaled ones (median relative error over elements whose exact value is non-zero)."""
+    exact = _first_step_grads(None, SMALL_BLOCK, 1.0)
+    plain = _first_step_grads("bf16", SMALL_BLOCK, 1.0)
+    scaled = {n: g / BF16_LOSS_SCALE for n, g in _first_step_grads("bf16", SMALL_BLOCK, BF16_LOSS_SCALE).items()}
+    floor = EXACT_ZERO_BELOW * max(g.abs().max().item() for g in exact.values())
+    keep = {n: g.abs() > floor for n, g in exact.items()}
+
+    def error(grads: dict[str, torch.Tensor]) -> float:
+        rel = [((grads[n].double() - exact[n]) / exact[n]).abs()[k] for n, k in keep.items()]
+        return torch.cat(rel).median().item()
+
+    identical = sum(int((plain[n] == scaled[n])[k].sum()) for n, k in keep.items())
+    ev = Bf16ScalingEvidence(
+        BF16_LOSS_SCALE, sum(int(k.sum()) for k in keep.values()), identical, error(plain), error(scaled)
+    )
+    parts = [Part("closer_to_exact", ev.error_scaled < ev.error_plain)]
+    headline = {"identical": ev.identical, "elements": ev.elements, "error_plain": ev.error_plain}
+    return judged(35, parts, ev, headline | {"error_scaled": ev.error_scaled})
+
+
+# ── who casts an activation back to bf16 (claim 36) ─────────────────────────────────────────────────────────
+SCALED = ("float32", "bfloat16")  # dtypes of the tensors handed to scale()
+
+
+@dataclass(frozen=True)
+class CastBackEvidence:
+    matmul: tuple[OpRow, ...]  # matmul(float32 probs, bf16 V) under bf16 autocast, no GradScaler anywhere; per device
+    scaled_dtypes: dict[str, str]  # dtype of a tensor → dtype GradScaler("cpu").scale() returns for it
+
+
+def check_scaler_casts_back_to_bf16() -> Checked:
+    """Claim: casting the float32 × bf16 matmul's output back to bf16 for the next layer is GradScaler's job.
+    Parts: without any GradScaler the output is not bf16 already (per device); GradScaler's scale() turns a
+    float32 tensor into bf16."""
+    rows = tuple(measure_row(OpCall("matmul", ("float32", AUTOCAST_DTYPE), LOW), d) for d in DEVICES)
+    scaler = torch.amp.GradScaler("cpu")
+    scaled = {name: dtype_name(scaler.scale(torch.ones(2, dtype=getattr(torch, name))).dtype) for name in SCALED}
+    ev = CastBackEvidence(rows, scaled)
+    parts = [Part("needs_scaler", r.returned != AUTOCAST_DTYPE, subject=r.device) for r in rows]
+    parts.append(Part("scale_casts", scaled["float32"] == AUTOCAST_DTYPE))
+    headline: dict[str, object] = {f"{r.device}_matmul_out": r.returned for r in rows}
+    return judged(36, parts, ev, headline | {f"scale_{k}": v for k, v in scaled.items()})

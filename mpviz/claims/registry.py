@@ -11,7 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from mpviz.claims import accumulation, api, autocast_policy, grad_scaler, gradients, speed, values
+from mpviz.claims import (
+    accumulation,
+    api,
+    autocast_policy,
+    grad_scaler,
+    gradients,
+    memory,
+    op_dtypes,
+    softmax_range,
+    speed,
+    values,
+)
 from mpviz.claims.verdicts import VERDICTS, Checked
 from mpviz.model import ConfigError
 
@@ -57,6 +68,16 @@ S_SFT_MIXED = (
     "2. What mixed-precision training is › 2.2 Mixed-precision training",
 )
 S_SFT_FORMATS = ("三、FP16 vs BF16 详细对比 › 3.2 关键区别", "3. FP16 vs BF16 in detail › 3.2 Key differences")
+S_SFT_RULES = ("五、autocast 自动混合精度原理 › 5.1 工作机制", "5. How autocast works › 5.1 The mechanism")
+S_SFT_SCALER = ("六、GradScaler 梯度缩放器 › 6.3 动态缩放策略", "6. GradScaler › 6.3 Dynamic scaling")
+S_BF16_MECHANISM = (
+    "2. 具体说说Autocast是如何实现的？ › 实现机制",
+    "2. How autocast is implemented › Mechanism",
+)
+S_MID_LISTS = (
+    "问题 6：自动混合精度的准则是什么？",
+    "Question 6: what are autocast's rules?",
+)
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
@@ -258,6 +279,101 @@ CLAIMS: tuple[Claim, ...] = (
             "1. 指数函数 `exp(x)`：微小差异的暴力放大器",
             "1. The exponential exp(x): a brute amplifier of small differences",
         ),
+    ),
+    Claim(
+        23,
+        "fp32_bf16_matmul_fp32",
+        (SEED_AUTOCAST,),
+        op_dtypes.check_fp32_bf16_matmul,
+        section=("2. 在Self-Attention层中的具体应用", "2. Inside the self-attention layer"),
+    ),
+    Claim(24, "mean_trig_fp32", (SEED_BF16_VS_FP16,), op_dtypes.check_mean_trig_fp32, section=S_BF16_MECHANISM),
+    Claim(
+        25,
+        "sum_fp32",
+        (SEED_MID_TRAIN,),
+        op_dtypes.check_sum_fp32,
+        section=("问题 2", "Question 2"),
+    ),
+    Claim(26, "op_lists", (SEED_MID_TRAIN,), op_dtypes.check_op_lists, section=S_MID_LISTS),
+    Claim(27, "activations_low", (SEED_SFT,), op_dtypes.check_activations_low, section=S_SFT_RULES),
+    Claim(
+        28,
+        "mps_autocast",
+        (SEED_MID_TRAIN,),
+        autocast_policy.check_mps_autocast,
+        topic="code",
+        section=("问题 8 › 1) `torch.amp.autocast` 在 MPS 上“能用吗”？", "Question 8 › 1) Does autocast work on MPS?"),
+    ),
+    Claim(
+        29,
+        "scaler_defaults",
+        (SEED_SFT,),
+        grad_scaler.check_scaler_defaults,
+        topic="training",
+        section=S_SFT_SCALER,
+    ),
+    Claim(
+        30,
+        "bf16_halves_memory",
+        (SEED_SFT,),
+        memory.check_bf16_halves_memory,
+        topic="training",
+        section=("八、性能对比 › 8.1 训练速度", "8. Performance › 8.1 Training speed"),
+    ),
+    Claim(
+        31,
+        "cuda_amp_default_fp16",
+        (SEED_SFT,),
+        api.check_cuda_amp_default_fp16,
+        topic="code",
+        section=S_SFT_MIXED,
+    ),
+    Claim(
+        32,
+        "softmax_subtracts_max",
+        (SEED_SOFTMAX,),
+        softmax_range.check_softmax_subtracts_max,
+        topic="formats",
+        section=(
+            "训练阶段 (Training Phase) › 1\\. 核心技巧：Log-Sum-Exp (LSE) 技巧",
+            "Training phase › 1. The core trick: log-sum-exp",
+        ),
+    ),
+    Claim(
+        33,
+        "softmax_output_overflows_fp16",
+        (SEED_BF16_VS_FP16,),
+        softmax_range.check_softmax_output_overflows_fp16,
+        topic="formats",
+        section=(
+            "1. 为什么LLM要用BF16混合精度训练？相比FP16有哪些优势？ › FP16 的劣势（对于LLM训练）",
+            "1. Why BF16 for LLM training › FP16's drawbacks for LLM training",
+        ),
+    ),
+    Claim(
+        34,
+        "loss_division_outside_autocast",
+        (SEED_MID_TRAIN,),
+        op_dtypes.check_loss_division_outside_autocast,
+        topic="code",
+        section=("问题 4 › 3. Loss 的计算与处理应保持高精度", "Question 4 › 3. Loss computation should stay precise"),
+    ),
+    Claim(
+        35,
+        "bf16_scaling_keeps_bits",
+        (SEED_BF16_VS_FP16,),
+        grad_scaler.check_bf16_scaling_keeps_bits,
+        topic="training",
+        section=S_BF16_MECHANISM,
+    ),
+    Claim(
+        36,
+        "scaler_casts_back_to_bf16",
+        (SEED_AUTOCAST,),
+        grad_scaler.check_scaler_casts_back_to_bf16,
+        topic="training",
+        section=("2. 在Self-Attention层中的具体应用", "2. Inside the self-attention layer"),
     ),
 )
 

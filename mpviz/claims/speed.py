@@ -132,16 +132,19 @@ def _speed_verdict(speedups: list[float]) -> str:
 
 
 def speed_verdict(ev: SpeedEvidence) -> str:
-    """The verdict of the medians, or inconclusive when the rounds are too noisy or the quartiles disagree."""
-    if ev.too_noisy or ev.verdict_at_q1 != ev.verdict_at_q3:
+    """The verdict of the medians; inconclusive ("cannot be decided here") when the timing ran on another device
+    than the claim's (a CPU timing says nothing about GPU tensor cores, whatever its numbers), when the rounds are
+    too noisy, or when the quartiles disagree."""
+    if ev.device != ev.claim_device or ev.too_noisy or ev.verdict_at_q1 != ev.verdict_at_q3:
         return "inconclusive"
     return _speed_verdict([r.step_speedup for r in ev.rows[1:]])
 
 
 def check_speedup() -> Checked:
-    """Claim: mixed precision trains 2–3× faster than float32. Judged on the training step's per-round speedup:
-    holds if every low-precision dtype is at least 2× faster here, does not hold if none is faster at all,
-    partly otherwise; inconclusive when the spread is too wide to say (see `speed_verdict`)."""
+    """Claim: mixed precision trains 2–3× faster than float32 (on a GPU's tensor cores). On a GPU, judged on the
+    training step's per-round speedup: holds if every low-precision dtype is at least 2× faster, does not hold if
+    none is faster at all, partly otherwise. Inconclusive on a CPU and whenever the spread is too wide to say
+    (see `speed_verdict`); the CPU timing is still shown."""
     ev = measure_speed()
     headline: dict[str, object] = {"device": ev.device}
     for r in ev.rows[1:]:

@@ -165,14 +165,13 @@ BIG_VALUE, BF16_EXAMPLE, BF16_EXAMPLE_CLAIMED = 70000.0, 1.23456789, 1.234375  #
 
 def check_bf16_holds_70000() -> Checked:
     """Claim: a loss of 70000 overflows fp16 to inf but bf16 represents it normally (and stores 1.23456789 as
-    1.234375). Parts: fp16 gives inf; bf16 gives a finite normal value; bf16 keeps 70000 exactly; bf16 stores
-    the example as stated."""
+    1.234375). Parts: fp16 gives inf; bf16 gives a finite normal value; bf16 stores the example as stated. The
+    tutorial says "represented normally", not "exactly": the value bf16 stores (70144) is shown, not judged."""
     ev = _storage_evidence((BIG_VALUE, BF16_EXAMPLE), "bfloat16")
     big, example = ev.claimed.stored
     parts = [
         Part("fp16_overflows", ev.contrast.stored[0].cls == "inf"),
         Part("bf16_finite", big.cls == "normal"),
-        Part("bf16_exact", big.value == BIG_VALUE),
         Part("bf16_example_as_stated", example.value == BF16_EXAMPLE_CLAIMED),
     ]
     headline = _stored_headline(ev) | {f"float16({BIG_VALUE:g})": ev.contrast.stored[0].value}

@@ -33,6 +33,7 @@ class Checked:
     evidence: object  # the check's evidence dataclass (see each check)
     headline: dict[str, object]  # a few key measurements by name, for tables and the CLI
     parts: tuple[Part, ...] = ()  # what decided the verdict; () where a spread decides (the speed claim)
+    about: str | None = None  # the device the tutorial speaks of, whose verdict is the claim's; None: every device
 
 
 def verdict_of(parts: Iterable[Part | bool]) -> str:
@@ -47,12 +48,23 @@ def combine(device_verdicts: dict[str, str]) -> str:
     return found.pop() if len(found) == 1 else "depends_on_device"
 
 
-def judged(claim_id: int, parts: Sequence[Part], evidence: object, headline: dict[str, object]) -> Checked:
-    """A Checked whose verdict is decided by `parts`: per device when the parts name devices, else overall."""
+def judged(
+    claim_id: int,
+    parts: Sequence[Part],
+    evidence: object,
+    headline: dict[str, object],
+    about: str | None = None,
+) -> Checked:
+    """A Checked whose verdict is decided by `parts`: per device when the parts name devices, else overall.
+
+    `about`: the device the tutorial speaks of ("cuda" where its code runs on a GPU). Its verdict is then the
+    claim's; the other devices are still measured and shown beside it, never folded into depends_on_device.
+    """
     devices = list(dict.fromkeys(p.device for p in parts if p.device is not None))
     if devices:
         device_verdicts = {d: verdict_of(p for p in parts if p.device == d) for d in devices}
-        return Checked(claim_id, combine(device_verdicts), device_verdicts, evidence, headline, tuple(parts))
+        verdict = device_verdicts[about] if about else combine(device_verdicts)
+        return Checked(claim_id, verdict, device_verdicts, evidence, headline, tuple(parts), about)
     return Checked(claim_id, verdict_of(parts), {}, evidence, headline, tuple(parts))
 
 

@@ -1,19 +1,31 @@
 """How the claims page shows each claim's evidence: one view function per claim key (`VIEWS`), kept in modules that
-mirror mpviz.claims (autocast_policy, gradients, grad_scaler, api, values, speed, accumulation), and the word
+mirror mpviz.claims (autocast_policy, op_dtypes, gradients, grad_scaler, memory, api, values, softmax_range, speed,
+accumulation), and the word
 helpers they share (`words`). Words are looked up when a view runs, never at import, so every session sees its own
 language."""
 
 from view.claim_evidence.accumulation import accumulation_view
-from view.claim_evidence.api import api_view
+from view.claim_evidence.api import api_view, default_dtype_view
 from view.claim_evidence.autocast_policy import (
     cpu_autocast_view,
     embedding_view,
     fallback_view,
+    mps_view,
     policy_view,
     promote_view,
 )
-from view.claim_evidence.grad_scaler import backoff_view, no_op_view, scaler_view
+from view.claim_evidence.grad_scaler import (
+    backoff_view,
+    bf16_scaling_view,
+    cast_back_view,
+    defaults_view,
+    no_op_view,
+    scaler_view,
+)
 from view.claim_evidence.gradients import gradients_view
+from view.claim_evidence.memory import memory_view
+from view.claim_evidence.op_dtypes import op_view
+from view.claim_evidence.softmax_range import output_range_view, subtracts_max_view
 from view.claim_evidence.speed import speed_view
 from view.claim_evidence.values import (
     big_value_view,
@@ -50,4 +62,18 @@ VIEWS = {
     "exp_limits": exp_view,
     "bf16_holds_70000": big_value_view,
     "fp16_merges_close_scores": merge_view,
+    "fp32_bf16_matmul_fp32": op_view,
+    "mean_trig_fp32": op_view,
+    "sum_fp32": op_view,
+    "op_lists": op_view,
+    "activations_low": op_view,
+    "mps_autocast": mps_view,
+    "scaler_defaults": defaults_view,
+    "bf16_halves_memory": memory_view,
+    "cuda_amp_default_fp16": default_dtype_view,
+    "softmax_subtracts_max": subtracts_max_view,
+    "softmax_output_overflows_fp16": output_range_view,
+    "loss_division_outside_autocast": op_view,
+    "bf16_scaling_keeps_bits": bf16_scaling_view,
+    "scaler_casts_back_to_bf16": cast_back_view,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mpviz import claims
-from view.claim_evidence.words import code_list, lesson_words, say
+from view.claim_evidence.words import code_list, lesson_words, say, yes_no
 
 
 def api_view(c: claims.Checked, words: dict) -> None:
@@ -20,3 +20,10 @@ def api_view(c: claims.Checked, words: dict) -> None:
         message = call.error or call.deprecation
         if message:
             right.code(message, language=None, wrap_lines=True)
+
+
+def default_dtype_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.DefaultDtypeEvidence = c.evidence
+    fields = dict(fast=ev.cuda_amp_autocast, cuda=ev.torch_autocast["cuda"], cpu=ev.torch_autocast["cpu"])
+    fields["deprecated"] = yes_no(ev.deprecation is not None)
+    say(c, words, fields)

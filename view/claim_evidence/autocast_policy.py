@@ -9,7 +9,6 @@ from mpviz.policy import CallProbe
 from view.claim_evidence.words import (
     badge,
     category,
-    code_list,
     lesson_words,
     op_name,
     ops_list,
@@ -104,10 +103,7 @@ def promote_view(c: claims.Checked, words: dict) -> None:
 
 def fallback_view(c: claims.Checked, words: dict) -> None:
     ev: claims.PolicyEvidence = c.evidence
-    judged = {p.subject for p in c.parts if p.device == "cuda"}
-    listed = [p for p in ev.on("cuda").probes if p.function not in judged]
-    fields = dict(cuda_listed=code_list(f"{p.function} → {p.output_dtype}" for p in listed))
-    say(c, words, fields)
+    say(c, words, dict(c.headline))
     with expert(lesson_words()["details"], heading="none"):
         table(functions_table(ev))
 
@@ -137,4 +133,15 @@ def embedding_view(c: claims.Checked, words: dict) -> None:
     fields = {f"{d}_out": ev.outputs[d] for d in claims.DEVICES}
     fields |= {f"{d}_plain": ev.outputs_without_autocast[d] for d in claims.DEVICES}
     fields |= {f"{d}_cat": short_category(ev.categories[d]) for d in claims.DEVICES}
+    say(c, words, fields)
+
+
+def mps_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.MpsEvidence = c.evidence
+    fields = {f"{d}_kernels": n for d, n in ev.registered.items()}
+    fields |= dict(
+        dtype=ev.default_dtype,
+        linear_out=ev.probes[0].output_dtype,
+        softmax_out=ev.probes[1].output_dtype,
+    )
     say(c, words, fields)

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import math
 
-import streamlit as st
-
 from mpviz import claims
 from view.claim_evidence.words import lesson_words, say, table, yes_no
-from view.figures import claims as claims_fig
-from view.page import chart
 
 
 def no_op_view(c: claims.Checked, words: dict) -> None:
@@ -57,30 +53,56 @@ def backoff_view(c: claims.Checked, words: dict) -> None:
 def scaler_view(c: claims.Checked, words: dict) -> None:
     t = lesson_words()
     ev: claims.ScalerEvidence = c.evidence
-    bf16, fp16s, fp16 = ev.recipe("bf16"), ev.recipe("fp16+scaler"), ev.recipe("fp16")
+    bf16, fp16s = ev.recipe("bf16"), ev.recipe("fp16+scaler")
     fields = dict(
         steps=ev.config.steps,
         seq=ev.config.model.seq_len,
         dim=ev.config.model.d_model,
         log2_mult=round(math.log2(ev.config.loss_multiplier)),
-        bf16=bf16.mean_zero_grad_fraction,
+        nonzero=ev.nonzero,
+        exact_zero=t["list_joiner"].join(f"`{n}` ({k})" for n, k in ev.exact_zero.items()) or t["no_ops"],
+        bf16=ev.lost("bf16").lost,
+        fp16s=ev.lost("fp16+scaler").lost,
+        fp16=ev.lost("fp16").lost,
         bf16_nonfinite=len(bf16.nonfinite_steps),
-        fp16s=fp16s.mean_zero_grad_fraction,
         fp16s_skipped=len(fp16s.skipped_steps),
-        fp16=fp16.mean_zero_grad_fraction,
     )
     say(c, words, fields)
     names, cols = t["recipe_names"], t["recipe_cols"]
-    left, right = st.columns(2)
-    fig = claims_fig.lost_gradients_figure(ev.recipes, names=names, labels=t["labels"])
-    chart(fig, where=left, key=f"lost_{c.claim}")
+    lost = {u.recipe: u.lost for u in ev.underflow}
     rows = [
         {
             cols["recipe"]: names[r.recipe],
             cols["final"]: round(r.final_loss, 4),
-            cols["lost"]: f"{r.mean_zero_grad_fraction:.3%}",
+            cols["lost"]: f"{lost[r.recipe]} / {ev.nonzero}" if r.recipe in lost else "—",
             cols["skipped_nonfinite"]: t["pair"].format(a=len(r.skipped_steps), b=len(r.nonfinite_steps)),
         }
         for r in ev.recipes
     ]
-    table(rows, right)
+    table(rows)
+
+
+def defaults_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.DefaultsEvidence = c.evidence
+    say(
+        c, words, {f: getattr(ev.read, f) for f in ("init_scale", "growth_factor", "growth_interval", "backoff_factor")}
+    )
+
+
+def bf16_scaling_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.Bf16ScalingEvidence = c.evidence
+    fields = dict(
+        scale=ev.scale,
+        elements=ev.elements,
+        identical=ev.identical,
+        error_plain=ev.error_plain,
+        error_scaled=ev.error_scaled,
+    )
+    say(c, words, fields)
+
+
+def cast_back_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.CastBackEvidence = c.evidence
+    fields = {f"{r.device}_out": r.returned for r in ev.matmul}
+    fields |= {f"scale_{name}": dtype for name, dtype in ev.scaled_dtypes.items()}
+    say(c, words, fields)

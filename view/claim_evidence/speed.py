@@ -18,6 +18,8 @@ def speed_view(c: claims.Checked, words: dict) -> None:
     reasons = t["speed_reason"]
     if c.verdict != "inconclusive":
         reason = reasons["decided"]
+    elif ev.device != ev.claim_device:
+        reason = reasons["other_device"]
     elif ev.too_noisy:
         reason = reasons["too_noisy"].format(spread=ev.max_relative_spread)
     else:

@@ -1,4 +1,4 @@
-"""Figures of the tutorial-claims lesson: close scores, speed, accumulation, lost gradients."""
+"""Figures of the tutorial-claims lesson: close scores, speed, accumulation."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from view.figures.formats import number_line_figure
-from view.figures.style import autocast_color, dtype_color, figure
+from view.figures.style import dtype_color, figure
 
 if TYPE_CHECKING:
     from mpviz.claims import AccumulationEvidence, ScorePair, SpeedEvidence
     from mpviz.formats import NumberLine
-    from mpviz.scaler import RecipeResult
 
 
 def close_scores_figure(
@@ -161,32 +160,4 @@ def accumulation_figure(evidence: AccumulationEvidence, *, labels: dict) -> go.F
     )
     fig.update_xaxes(title=lab["terms"])
     fig.update_yaxes(title=lab["partial_sum"])
-    return fig
-
-
-def lost_gradients_figure(recipes: Sequence[RecipeResult], *, names: dict[str, str], labels: dict) -> go.Figure:
-    """Mean share of gradient elements each `mpviz.scaler.RecipeResult` lost to zero, one horizontal bar per
-    recipe (names stay readable at any width) coloured by its autocast dtype (hatched: fp16 without a scaler).
-    `names` renames recipes by key."""
-    lab = labels
-    shown = [(names or {}).get(r.recipe, r.recipe) for r in recipes]
-    fig = figure(
-        height=90 + 45 * len(recipes),
-        showlegend=False,
-        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=shown),
-    )
-    fig.add_bar(
-        y=shown,
-        x=[r.mean_zero_grad_fraction for r in recipes],
-        orientation="h",
-        text=[f"{r.mean_zero_grad_fraction:.3%}" for r in recipes],
-        textposition="outside",
-        cliponaxis=False,
-        marker=dict(
-            color=[autocast_color(r.dtype) for r in recipes],
-            pattern_shape=["/" if r.dtype == "fp16" and not r.scaler else "" for r in recipes],
-        ),
-    )
-    top = max([r.mean_zero_grad_fraction for r in recipes] + [1e-3])
-    fig.update_xaxes(title=lab["lost"], tickformat=".0%", range=[0, top * 1.35], nticks=4)
     return fig

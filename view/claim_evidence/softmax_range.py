@@ -1,0 +1,36 @@
+"""torch.softmax against the textbook formula on scores whose exp overflows, and the range of its output."""
+
+from __future__ import annotations
+
+from mpviz import claims
+from view.claim_evidence.words import lesson_words, say
+
+
+def numbers(values: tuple[float, ...]) -> str:
+    return ", ".join(f"{v:.6g}" for v in values)
+
+
+def subtracts_max_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.SoftmaxEvidence = c.evidence
+    f32, f16 = ev.on("float32"), ev.on("float16")
+    fields = dict(
+        device=lesson_words()["measured_on"][ev.device],
+        scores=numbers(f32.scores),
+        f32=numbers(f32.framework),
+        f16=numbers(f16.framework),
+        f32_textbook=numbers(f32.textbook),
+        f16_textbook=numbers(f16.textbook),
+        exact=numbers(f32.exact),
+    )
+    say(c, words, fields)
+
+
+def output_range_view(c: claims.Checked, words: dict) -> None:
+    ev: claims.OutputRangeEvidence = c.evidence
+    fields = dict(
+        scores=numbers(ev.run.scores),
+        out=numbers(ev.run.framework),
+        largest=ev.largest_output,
+        fp16_max=ev.fp16_max,
+    )
+    say(c, words, fields)
