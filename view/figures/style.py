@@ -32,14 +32,35 @@ DTYPE_COLORS: dict[str, str] = {
     "int64": "#999999",
     "bool": "#BBBBBB",
 }
-FALLBACK_COLOR = "#777777"
-# Bit-field colours for bit layouts: sign, exponent, mantissa.
-FIELD_COLORS = {"sign": "#E15759", "exponent": "#4E79A7", "mantissa": "#59A14F"}
+FALLBACK_COLOR = "#6B6B6B"
+# Bit-field colours for bit layouts: sign, exponent, mantissa. Each is drawn as text on white (a released bit) and
+# under white text (a pressed bit), so each contrasts at least 4.5:1 with white; they stay apart under the three
+# colour-vision deficiencies (tests/test_palette.py), though position and label tell the fields apart as well.
+FIELD_COLORS = {"sign": "#C2185B", "exponent": "#1565C0", "mantissa": "#33691E"}
+INKS = ("#111111", "#ffffff")  # text drawn on a colour: whichever contrasts more (as the stepper's words.js ink())
 MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
 LAYOUT = dict(template="plotly_white", font=dict(size=15), margin=dict(l=10, r=10, t=40, b=10))
 # Presenter mode (a projector at the back of a classroom): text at least these sizes, in px.
 PRESENTER_FONT = {"text": 18, "axis": 16, "axis_title": 18, "legend": 16, "title": 22}
 PRESENTER_INK = "#111111"
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2's relative luminance of a "#rrggbb" colour."""
+    channels = (int(color[k : k + 2], 16) / 255 for k in (1, 3, 5))
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two "#rrggbb" colours, 1 to 21 (text needs 4.5, large text and graphics 3)."""
+    dark, light = sorted((relative_luminance(a), relative_luminance(b)))
+    return (light + 0.05) / (dark + 0.05)
+
+
+def ink(background: str) -> str:
+    """The text colour for `background`: near-black or white, whichever contrasts more."""
+    return max(INKS, key=lambda c: contrast_ratio(c, background))
 
 
 def dtype_color(dtype: str | None) -> str:
