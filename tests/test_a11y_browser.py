@@ -26,6 +26,10 @@ MODES = {"en": "lang=en", "zh": "lang=zh", "present": "lang=en&present=1"}
 STEPPER_READY = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
   const app = h && h.shadowRoot && h.shadowRoot.querySelector('[data-role=app]');
   return !!app && app.dataset.event !== undefined; }"""
+# No finite animation or transition still running: a rerun fades its elements back in from stale, and axe would
+# judge a caption's contrast half-way through the fade.
+SETTLED = """() => document.getAnimations().every((a) => a.playState !== 'running'
+  || a.effect.getComputedTiming().endTime === Infinity)"""
 # Every rule, experimental ones included; each finding tagged with whether it lies inside the stepper (a node in
 # a shadow root is targeted as [[host, inner]]: its host says where it is).
 AXE_RUN = """async (stepper) => {
@@ -60,6 +64,7 @@ def _axe(browser, server: str, case: tuple[str, str]) -> list[dict]:
             page.wait_for_timeout(500)
         if page.locator(STEPPER).count():
             page.wait_for_function(STEPPER_READY, timeout=120_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
         page.evaluate(AXE_JS)
         _findings[case] = page.evaluate(AXE_RUN, STEPPER)
         context.close()
