@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 
-from view.figures.style import DTYPE_COLORS, FALLBACK_COLOR, FIELD_COLORS, contrast_ratio, ink
+from view.figures.style import DTYPE_COLORS, FALLBACK_COLOR, FIELD_COLORS, contrast_ratio, ink, text_color
 
 MACHADO_2009 = {  # severity 1.0, linear RGB → linear RGB
     "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
@@ -120,3 +120,12 @@ def test_bit_field_colours_read_as_text_on_white_and_under_white(field):
 def test_ink_is_whichever_of_near_black_and_white_contrasts_more():
     assert ink("#ffffff") == "#111111" and ink("#000000") == "#ffffff"
     assert contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+
+
+@pytest.mark.parametrize("name", DTYPE_COLORS)
+def test_a_label_in_a_dtype_colour_is_darkened_just_enough_to_read_on_white(name):
+    color = DTYPE_COLORS[name]
+    label = text_color(color)
+    assert contrast_ratio(label, "#ffffff") >= 4.5
+    if contrast_ratio(color, "#ffffff") >= 4.5:
+        assert label.lower() == color.lower()
