@@ -194,7 +194,7 @@ with guarded("bits"):
         f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
         f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
         f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
-        f"{{background:{color};color:white}}"
+        f"{{background:{color};color:{style.ink(color)}}}"
         for field, color in style.FIELD_COLORS.items()
     )
     st.html(f"<style>{css}</style>")

@@ -11,6 +11,11 @@ from tests.prerequisites import require_debian_tool
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chromium-headless-shell")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"  # the script run has finished
+# Idle: the script run has ended, nothing is stale or a skeleton, and every plotly chart has drawn its SVG.
+QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
+  return !!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")
+    && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]')
+    && document.querySelectorAll('.js-plotly-plot .main-svg').length >= c; }"""
 
 
 def require_chromium() -> str:

@@ -7,6 +7,7 @@ import numpy as np
 from mpviz.formats import encode, number_line, resolve_format
 from view import text
 from view.figures import formats as formats_fig
+from view.figures.style import dtype_color
 
 LABELS = dict(text.load("en", "formats")["figure"])
 BITS = dict(text.load("en", "common")["bits"])
@@ -50,7 +51,7 @@ def test_number_line_over_the_whole_float64_range_has_finite_coordinates():
 def test_range_figure_bars_span_each_format_and_the_legend_sits_below_the_axis():
     specs = [resolve_format(n) for n in ("fp16", "bf16")]
     fig = formats_fig.range_figure(specs, {"value": 0.1, "zero": 0.0, "inf": math.inf}, labels=LABELS)
-    normal = [t for t in fig.data if t.type == "bar" and t.marker.color in ("#D55E00", "#009E73")]
+    normal = [t for t in fig.data if t.type == "bar" and t.marker.color in map(dtype_color, ("float16", "bfloat16"))]
     spans = [(t.base[0], t.base[0] + t.x[0]) for t in normal]
     assert np.allclose(spans, [(math.log2(s.smallest_normal), math.log2(s.max)) for s in specs])
     lines = [t for t in fig.data if t.showlegend]

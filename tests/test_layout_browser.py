@@ -12,15 +12,9 @@ whether it is cut: wide ones fold into expanders in presenter mode, checked on s
 import pytest
 
 from mpviz.lessons import LESSONS
-from tests.browser import APP_IDLE
+from tests.browser import APP_IDLE, QUIET
 
 pytestmark = pytest.mark.browser
-
-# Idle: the script run has ended, nothing is stale or a skeleton, and every plotly chart has drawn its SVG.
-QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
-  return !!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")
-    && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]')
-    && document.querySelectorAll('.js-plotly-plot .main-svg').length >= c; }"""
 
 TEXT_PROBLEMS = """() => {
   const out = [];

@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from view import text
-from view.figures.style import dtype_color, presented
+from view.figures.style import dtype_color, ink, presented
 from view.navigation import leave_legacy_pages_mode
 
 Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a column, a placeholder
@@ -60,9 +60,9 @@ def show_warnings() -> None:
 
 def dtype_badge(dtype: str | None) -> str:
     """Inline HTML: the dtype's name on its fixed colour (same colours as every plot)."""
-    name = dtype or "—"
+    name, color = dtype or "—", dtype_color(dtype)
     return (
-        f"<span style='background:{dtype_color(dtype)};color:white;border-radius:0.4em;"
+        f"<span style='background:{color};color:{ink(color)};border-radius:0.4em;"
         f"padding:0.05em 0.45em;font-family:monospace;font-size:0.95em'>{name}</span>"
     )
 

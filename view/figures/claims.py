@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from view.figures.formats import number_line_figure
-from view.figures.style import dtype_color, figure
+from view.figures.style import dtype_color, figure, ink
 
 if TYPE_CHECKING:
     from mpviz.claims import AccumulationEvidence, ScorePair, SpeedEvidence
@@ -92,7 +92,7 @@ def speed_figure(evidence: SpeedEvidence, *, labels: dict) -> go.Figure:
             textposition="inside",  # at the bar's foot: the error bar owns the space above its top
             insidetextanchor="start",
             textangle=0,
-            textfont=dict(color="white"),
+            textfont=dict(color=ink(dtype_color(row.dtype))),
             marker_color=dtype_color(row.dtype),
             error_y=dict(
                 type="data",

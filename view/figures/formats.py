@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from view.figures.style import FIELD_COLORS, dtype_color, figure
+from view.figures.style import FIELD_COLORS, dtype_color, figure, ink
 
 if TYPE_CHECKING:
     from mpviz.formats import Encoding, FormatSpec, NumberLine
@@ -54,7 +54,7 @@ def bit_layout_figure(enc: Encoding, *, labels: dict) -> go.Figure:
             y=0.5,
             text=bit,
             showarrow=False,
-            font=dict(size=font, color="white" if bit == "1" else "#222222"),
+            font=dict(size=font, color=ink(color) if bit == "1" else "#222222"),
         )
     start = 0
     for name, w in widths:

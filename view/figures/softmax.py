@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from view.figures.style import dtype_color, figure, value_log_axis
+from view.figures.style import dtype_color, figure, text_color, value_log_axis
 
 if TYPE_CHECKING:
     from mpviz.softmax import Comparison
@@ -252,7 +252,7 @@ def softmax_sweep(sweep: Sweep, metric: str = "max_rel_error", *, labels: dict) 
             )
         )
         if near[0] == dtype:
-            texts.append((x, label, dtype_color(dtype)))
+            texts.append((x, label, text_color(dtype_color(dtype))))
     _staggered_labels(fig, texts, x_log=True, x_range=(xs[0], xs[-1]))
     x_range = [math.log10(xs[0]), math.log10(xs[-1])]
     fig.update_xaxes(**value_log_axis(xs), title=lab["scale"], range=x_range)
@@ -329,7 +329,7 @@ def softmax_exp(curves: Sequence[ExpCurve], *, labels: dict) -> go.Figure:
             yanchor="bottom",
             text=lab["max_line"].format(dtype=", ".join(c.dtype for c in group)),
             showarrow=False,
-            font=dict(color=dtype_color(group[0].dtype)),
+            font=dict(color=text_color(dtype_color(group[0].dtype))),
         )
     fig.update_xaxes(title=lab["x"])
     fig.update_yaxes(type="log", title=lab["exp"], exponentformat="power")

@@ -14,32 +14,68 @@ import plotly.graph_objects as go
 from mpviz.model import parse_autocast_dtype
 from mpviz.stats import dtype_name
 
-# One colour per dtype, everywhere in the app (colour-blind-safe Okabe–Ito hues).
+# One colour per dtype, everywhere in the app. Chosen by search, starting from Okabe–Ito's hues (the float32 blue,
+# float16 orange and bfloat16 green stay close to them), for what tests/test_palette.py checks: every pair apart by
+# CIEDE2000 ΔE in normal vision and as a protanope, a deuteranope and a tritanope sees it (Machado 2009), the five
+# dtypes that share the stepper's graph twice as far; text on each (near-black or white, see ink()) at 4.5:1; each
+# colour on the white page at 3:1 (WCAG's contrast for lines and markers), so no pale yellow or light grey.
 DTYPE_COLORS: dict[str, str] = {
     "float64": "#000000",
-    "float32": "#0072B2",
-    "tf32": "#56B4E9",
-    "float16": "#D55E00",
-    "bfloat16": "#009E73",
-    "float8_e4m3fn": "#CC79A7",
-    "float8_e5m2": "#E69F00",
-    "float8_e4m3fnuz": "#AA4499",
-    "float8_e5m2fnuz": "#DDCC77",
-    "float8_e8m0fnu": "#882255",
-    "float6_e2m3fn": "#44AA99",
-    "float6_e3m2fn": "#117733",
-    "float4_e2m1fn": "#332288",
-    "int64": "#999999",
-    "bool": "#BBBBBB",
+    "float32": "#3E5EB0",
+    "tf32": "#2198FF",
+    "float16": "#A75007",
+    "bfloat16": "#0B8F64",
+    "float8_e4m3fn": "#DA68D2",
+    "float8_e5m2": "#BE6712",
+    "float8_e4m3fnuz": "#A3008C",
+    "float8_e5m2fnuz": "#738E46",
+    "float8_e8m0fnu": "#5F0874",
+    "float6_e2m3fn": "#15A4A2",
+    "float6_e3m2fn": "#1D472F",
+    "float4_e2m1fn": "#031E24",
+    "int64": "#965770",
+    "bool": "#EE5C8C",
 }
-FALLBACK_COLOR = "#777777"
-# Bit-field colours for bit layouts: sign, exponent, mantissa.
-FIELD_COLORS = {"sign": "#E15759", "exponent": "#4E79A7", "mantissa": "#59A14F"}
+FALLBACK_COLOR = "#505050"  # unknown dtypes: a neutral grey, apart from every dtype colour as well
+# Bit-field colours for bit layouts: sign, exponent, mantissa. Each is drawn as text on white (a released bit) and
+# under white text (a pressed bit), so each contrasts at least 4.5:1 with white; they stay apart under the three
+# colour-vision deficiencies (tests/test_palette.py), though position and label tell the fields apart as well.
+FIELD_COLORS = {"sign": "#C2185B", "exponent": "#1565C0", "mantissa": "#33691E"}
+INKS = ("#111111", "#ffffff")  # text drawn on a colour: whichever contrasts more (as the stepper's words.js ink())
 MAX_LOG_LABELS = 8  # tick labels on a log axis, at most about this many
 LAYOUT = dict(template="plotly_white", font=dict(size=15), margin=dict(l=10, r=10, t=40, b=10))
 # Presenter mode (a projector at the back of a classroom): text at least these sizes, in px.
 PRESENTER_FONT = {"text": 18, "axis": 16, "axis_title": 18, "legend": 16, "title": 22}
 PRESENTER_INK = "#111111"
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2's relative luminance of a "#rrggbb" colour."""
+    channels = (int(color[k : k + 2], 16) / 255 for k in (1, 3, 5))
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two "#rrggbb" colours, 1 to 21 (text needs 4.5, large text and graphics 3)."""
+    dark, light = sorted((relative_luminance(a), relative_luminance(b)))
+    return (light + 0.05) / (dark + 0.05)
+
+
+def ink(background: str) -> str:
+    """The text colour for `background`: near-black or white, whichever contrasts more."""
+    return max(INKS, key=lambda c: contrast_ratio(c, background))
+
+
+def text_color(color: str, background: str = "#ffffff") -> str:
+    """`color`, darkened just enough to read as text on `background` (4.5:1): a label keeps its line's hue. Dtype
+    colours are only held to 3:1 on white, enough for a line or a marker but not for a word."""
+    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
+    for step in range(21):  # 5% nearer black each step; black itself passes on any background lighter than 4.5:1's
+        shade = "#" + "".join(f"{round(c * (1 - step / 20)):02x}" for c in rgb)
+        if contrast_ratio(shade, background) >= 4.5:
+            return shade
+    return ink(background)
 
 
 def dtype_color(dtype: str | None) -> str:

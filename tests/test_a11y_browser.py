@@ -1,0 +1,103 @@
+"""Accessibility in Chromium (issue 18): axe-core on every page, in English, in Chinese and in presenter mode.
+
+axe-core comes bundled in the `axe-playwright-python` wheel (axe.min.js, MPL-2.0), injected with Playwright: no
+CDN. Its experimental rules run too (label-content-name-mismatch among them: a control's visible text must be
+part of its accessible name). A page passes with no critical and no serious finding; moderate and minor ones are
+printed with the rest of the counts, not asserted.
+
+The attention lesson's stepper (assets/components/stepper, a shadow root under `.st-key-stepper`) is judged by
+its own, separately named test, so that the page around it is held to zero now while the stepper's rebuild
+(issue 18, item 1) is merged: its graph nodes' aria-labels still leave out their visible dtype text.
+"""
+
+from importlib.resources import files
+
+import pytest
+
+from mpviz.lessons import LESSONS
+from tests.browser import APP_IDLE, QUIET
+
+pytestmark = pytest.mark.browser
+
+AXE_JS = (files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8")
+BLOCKING = ("critical", "serious")
+STEPPER = ".st-key-stepper"
+MODES = {"en": "lang=en", "zh": "lang=zh", "present": "lang=en&present=1"}
+STEPPER_READY = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
+  const app = h && h.shadowRoot && h.shadowRoot.querySelector('[data-role=app]');
+  return !!app && app.dataset.event !== undefined; }"""
+# No finite animation or transition still running: a rerun fades its elements back in from stale, and axe would
+# judge a caption's contrast half-way through the fade.
+SETTLED = """() => document.getAnimations().every((a) => a.playState !== 'running'
+  || a.effect.getComputedTiming().endTime === Infinity)"""
+# Every rule, experimental ones included; each finding tagged with whether it lies inside the stepper (a node in
+# a shadow root is targeted as [[host, inner]]: its host says where it is).
+AXE_RUN = """async (stepper) => {
+  const rules = Object.fromEntries(axe.getRules(['experimental']).map((r) => [r.ruleId, {enabled: true}]));
+  const result = await axe.run(document, {resultTypes: ['violations'], rules});
+  return result.violations.flatMap((v) => v.nodes.map((n) => {
+    const first = Array.isArray(n.target[0]) ? n.target[0][0] : n.target[0];
+    const el = document.querySelector(first);
+    return {rule: v.id, impact: n.impact || v.impact, target: JSON.stringify(n.target),
+            stepper: !!(el && el.closest(stepper)), why: (n.failureSummary || '').replace(/\\s+/g, ' ')};
+  }));
+}"""
+CASES = [(mode, entry.slug) for mode in MODES for entry in LESSONS]
+_findings: dict[tuple[str, str], list[dict]] = {}  # one page load per case, read by both tests below
+
+
+def _case_id(case) -> str:
+    return "-".join(case)
+
+
+def _axe(browser, server: str, case: tuple[str, str]) -> list[dict]:
+    """axe's findings on one page once it is quiet (the stepper drawn, where there is one), cached per case."""
+    if case not in _findings:
+        mode, slug = case
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        path = "" if slug == next(e.slug for e in LESSONS if e.home) else slug  # the home lesson lives at "/"
+        page.goto(f"{server}/{path}?{MODES[mode]}")
+        for _ in range(2):  # a page may rerun once after its first run (a widget writing the URL back)
+            page.wait_for_selector(APP_IDLE, timeout=300_000)
+            page.wait_for_function(QUIET, timeout=300_000)
+            page.wait_for_timeout(500)
+        if page.locator(STEPPER).count():
+            page.wait_for_function(STEPPER_READY, timeout=120_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+        page.evaluate(AXE_JS)
+        _findings[case] = page.evaluate(AXE_RUN, STEPPER)
+        context.close()
+    return _findings[case]
+
+
+def _counts(findings: list[dict]) -> str:
+    impacts = ("critical", "serious", "moderate", "minor")
+    return " ".join(f"{i} {sum(f['impact'] == i for f in findings)}" for i in impacts)
+
+
+def _blocking(findings: list[dict]) -> list[str]:
+    return [f"{f['rule']} ({f['impact']}) {f['target']}: {f['why']}" for f in findings if f["impact"] in BLOCKING]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_no_critical_or_serious_axe_finding_outside_the_stepper(browser, streamlit_server, case, printout):
+    server, _ = streamlit_server
+    findings = [f for f in _axe(browser, server, case) if not f["stepper"]]
+    printout(f"{_case_id(case)} outside the stepper: {_counts(findings)}")
+    problems = _blocking(findings)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="the stepper's graph nodes: label-content-name-mismatch (their aria-label leaves out the visible dtype); "
+    "fixed by the stepper's rebuild (issue 18, item 1): make this strict once merged",
+)
+@pytest.mark.parametrize("case", [c for c in CASES if c[1] == "attention"], ids=_case_id)
+def test_no_critical_or_serious_axe_finding_in_the_stepper(browser, streamlit_server, case, printout):
+    server, _ = streamlit_server
+    findings = [f for f in _axe(browser, server, case) if f["stepper"]]
+    printout(f"{_case_id(case)} in the stepper: {_counts(findings)}")
+    problems = _blocking(findings)
+    assert problems == [], "\n".join(problems)
