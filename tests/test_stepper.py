@@ -15,6 +15,7 @@ import re
 import string
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -68,7 +69,93 @@ def test_apptest_sees_the_mount_with_the_bundle_inside(bundle_bf16):
     payload = json.loads(proto.bytes)
     assert payload["bundle"] == bundle_bf16
     assert payload["meta"]["key"] == "stepper" and payload["text"]["ui"]["controls"]["next"]
-    assert proto.js_content == BUILT_JS.read_text() and "mountStepper as default" in proto.js_content and proto.css_content
+    assert proto.js_content == BUILT_JS.read_text() and "mountStepper as default" in proto.js_content
+    assert proto.css_content
+
+
+# ── the bundle's schema (assets/components/stepper/schema.js) ─────────────────────────────────────────────────
+def _split_top(t: str, sep: str) -> list[str]:
+    """`t` split at `sep` where no (), <> or quotes enclose it."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for k, ch in enumerate(t):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "(<":
+            depth += 1
+        elif not quoted and ch in ")>":
+            depth -= 1
+        elif not quoted and depth == 0 and t.startswith(sep, k):
+            parts.append(t[start:k])
+            start = k + len(sep)
+    return [p.strip() for p in [*parts, t[start:]]]
+
+
+def _json_type(t: str) -> dict:
+    """A JSDoc type expression (the subset schema.js uses) → JSON Schema."""
+    t = t.strip()
+    union = _split_top(t, "|")
+    if len(union) > 1:
+        return {"anyOf": [_json_type(u) for u in union]}
+    if t.endswith("[]"):
+        return {"type": "array", "items": _json_type(t[:-2])}
+    if t.startswith("(") and t.endswith(")"):
+        return _json_type(t[1:-1])
+    if m := re.fullmatch(r"Object<string, (.+)>", t):
+        return {"type": "object", "additionalProperties": _json_type(m[1])}
+    if m := re.fullmatch(r'"([^"]*)"', t):
+        return {"const": m[1]}
+    simple = {"number": {"type": "number"}, "string": {"type": "string"}, "boolean": {"type": "boolean"}}
+    simple |= {"null": {"type": "null"}, "*": {}}
+    return simple.get(t, {"$ref": f"#/$defs/{t}"})
+
+
+def bundle_schema() -> dict:
+    """schema.js's typedefs as a JSON Schema: an `object` typedef allows exactly its properties (those without
+    [brackets] required), an `Object<string, *>` one any others too; the root is Bundle."""
+    defs = {}
+    for block in re.findall(r"/\*\*(.*?)\*/", (ASSETS / "schema.js").read_text(), re.S):
+        lines = [line.strip().lstrip("*").strip() for line in block.splitlines()]
+        kind, name = re.match(r"@typedef \{(.+?)\} (\w+)", next(x for x in lines if x.startswith("@typedef"))).groups()
+        props = [re.match(r"@property \{(.+?)\} (\[?\w+\]?)", x).groups() for x in lines if x.startswith("@property")]
+        if not props:
+            defs[name] = _json_type(kind)
+            continue
+        assert kind in ("object", "Object<string, *>"), name
+        defs[name] = {
+            "type": "object",
+            "properties": {p.strip("[]"): _json_type(t) for t, p in props},
+            "required": [p for _, p in props if not p.startswith("[")],
+            "additionalProperties": kind != "object",
+        }
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "#/$defs/Bundle", "$defs": defs}
+
+
+@pytest.mark.parametrize(
+    "cfg, device, dtype",
+    [
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "bf16"),
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "off"),
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2, input_scale=1e4), "cuda-sim", "fp16"),  # inf/NaN, emulated
+    ],
+)
+def test_python_bundles_match_the_documented_schema(cfg, device, dtype):
+    """Every field a bundle carries is declared in schema.js, with its type; every required one is there."""
+    data = json.loads(lesson_bundle(cfg, device, dtype).to_json())
+    jsonschema.validate(data, bundle_schema())
+    assert data["first_nonfinite"] is None or "counterpart_event" in data["first_nonfinite"]
+
+
+def test_the_schema_rejects_what_the_js_would_misread():
+    """The check is strict both ways: an undeclared field and a missing required one both fail."""
+    data = json.loads(lesson_bundle(AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "bf16").to_json())
+    schema = bundle_schema()
+    extra = json.loads(json.dumps(data))
+    extra["events"][0]["surprise"] = 1
+    missing = json.loads(json.dumps(data))
+    del missing["graph"]["nodes"][0]["dtype"]
+    for bad in (extra, missing):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
 
 
 # ── text ────────────────────────────────────────────────────────────────────────────────────────────────────

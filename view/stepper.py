@@ -1,8 +1,8 @@
 """The attention lesson's in-browser stepper: one `st.components.v2` component fed one pre-serialised payload.
 
 Stepping, clicking graph nodes and heatmap cells, picking elements and exploring bits all happen in the browser
-(assets/components/stepper/*.js, bundled into dist/stepper.js) from the lesson bundle; nothing here reruns for them. Only a new bundle (the
-sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
+(assets/components/stepper/*.js, bundled into dist/stepper.js) from the lesson bundle; nothing here reruns for them.
+Only a new bundle (the sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
 
 The contract, Python → JS: `data=` is `bytes`, which Streamlit 1.67 forwards untouched as the proto's `bytes`
 field; the component receives it as a `Uint8Array` and reads it with `JSON.parse(new TextDecoder().decode(data))`.
