@@ -11,8 +11,11 @@ new run keep the place; the JS float bits agree with mpviz.formats.encode.
 import base64
 import json
 import math
+import os
 import re
+import shutil
 import string
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -218,7 +221,8 @@ def test_templates_parse_and_every_glossary_term_they_use_is_defined():
 
 def test_the_component_builds_no_html_from_strings_and_reaches_no_network():
     for name, source in {**JS, "dist/stepper.js": BUILT_JS.read_text()}.items():
-        code = re.sub(r"/\*.*?\*/", "", source, flags=re.S)  # JSDoc types say import("./schema.js"): not code
+        # comments out: JSDoc types say import("./schema.js"), which is no dynamic import
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", source, flags=re.S)
         for banned in (
             "innerHTML",
             "outerHTML",
@@ -553,3 +557,56 @@ def test_js_float_bits_match_mpviz_formats_encode(browser):
     assert len(cases) > 500
     assert bad == []
     page.close()
+
+
+# ── the node tests (assets/components/stepper/test) ─────────────────────────────────────────────────────────
+NODE_FIXTURE = ASSETS / "test" / "fixtures" / "payload.json"
+NODE_FIXTURE_CFG = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
+
+
+NODE = shutil.which("node")
+
+
+def _require_node_tooling() -> str:
+    """node, with `npm ci` done (esbuild, jsdom); fails in CI, where .ci/run installs both, else skips."""
+    if NODE and (ROOT / "node_modules" / "esbuild").is_dir() and (ROOT / "node_modules" / "jsdom").is_dir():
+        return NODE
+    if os.environ.get("CI"):
+        pytest.fail("node or node_modules is missing in CI: .ci/run must install nodejs and run `npm ci`")
+    pytest.skip("no node / node_modules here (`npm ci`); CI runs the JS build and unit tests for real")
+
+
+def test_the_committed_build_matches_the_sources():
+    """dist/stepper.js is what esbuild makes of the modules now: a source edit without `npm run build` fails."""
+    node = _require_node_tooling()
+    built = subprocess.run(
+        [node, str(ASSETS / "build.mjs"), "--stdout"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert built.returncode == 0, built.stderr
+    assert built.stdout == BUILT_JS.read_text(), "dist/stepper.js is stale: run `npm run build` and commit it"
+
+
+def test_node_unit_tests_pass():
+    """The modules' own tests (assets/components/stepper/test): pure modules under node, the panels in jsdom."""
+    node = _require_node_tooling()
+    files = sorted(str(p) for p in (ASSETS / "test").glob("*.test.js"))
+    assert len(files) >= 5
+    run = subprocess.run([node, "--test", *files], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_the_node_fixture_is_a_bundle_payload_of_the_schema():
+    """The node tests' fixture is a real payload: a bundle of the current schema, every text table there."""
+    payload = json.loads(NODE_FIXTURE.read_bytes())
+    jsonschema.validate(payload["bundle"], bundle_schema())
+    assert set(payload) == {"bundle", "text", "style", "meta"} and set(payload["text"]) == {"ui", "glossary"}
+
+
+def write_node_fixture() -> None:
+    """The payload the node tests mount: a small CPU bf16 run, this app's words and colours."""
+    bundle = lesson_bundle(NODE_FIXTURE_CFG, "cpu", "bf16").to_json()
+    NODE_FIXTURE.write_bytes(stepper_payload(bundle, stepper_text(), DTYPE_COLORS, key="node"))
+
+
+if __name__ == "__main__":  # python -m tests.test_stepper: rewrite the node tests' fixture
+    write_node_fixture()
