@@ -256,6 +256,9 @@ STATE = """() => {
 }"""
 
 
+FOCUSED = "document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]').shadowRoot.activeElement"
+
+
 class RerunCounter:
     """Counts the `rerun_script` BackMsgs the page sends to the server over its websocket."""
 
@@ -303,6 +306,10 @@ def test_stepping_and_picking_stay_in_the_browser(browser, streamlit_server, bun
     reruns_at_load = counter.reruns
     assert reruns_at_load == 1  # the page's first run
     assert _state(page)["event"] == b["story"][0]["event"]
+    page.keyboard.press("Tab")  # the page's first Tab stop: the skip link, which takes the keyboard to the stepper
+    assert page.evaluate("() => document.activeElement.dataset.mpvSkip") == ""
+    page.keyboard.press("Enter")
+    assert page.evaluate(f"() => {FOCUSED}.dataset.role") == "app"
 
     for _ in range(20):  # → 20 times: the 21st story step
         page.keyboard.press("ArrowRight")
@@ -337,6 +344,7 @@ def test_stepping_and_picking_stay_in_the_browser(browser, streamlit_server, bun
     flipped = enc.bits[0] + ("1" if enc.bits[1] == "0" else "0") + enc.bits[2:]
     assert _state(page)["bits"] == flipped
     assert _js_float(_state(page)["value"]) == decode(flipped, "bfloat16").value
+    assert page.evaluate(f"() => {FOCUSED}.dataset.bit") == "14"  # the keyboard stays on the flipped bit
 
     page.wait_for_function("() => location.search.includes('el=0.9.4')")
     assert counter.reruns == reruns_at_load, "stepping and picking sent rerun requests to the server"

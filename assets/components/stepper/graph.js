@@ -325,8 +325,7 @@ export class GraphPanel extends Panel {
         { x: cx, y: y + hh * 0.45, "text-anchor": "middle", class: "mpv-node-name", fill: ink },
         this.nodeLabel(id),
       ),
-    );
-    g.append(
+      " ", // the two lines read as "∇q bf16", not "∇qbf16": the accessible name starts with exactly that
       s(
         "text",
         { x: cx, y: y + hh * 0.8, "text-anchor": "middle", class: "mpv-node-dtype", fill: ink },

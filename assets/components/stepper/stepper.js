@@ -22,6 +22,7 @@ import { GraphPanel } from "./graph.js";
 import { HeatPanel } from "./heat.js";
 import { HistoryAdapter } from "./history.js";
 import { mergePlace, PERSONAL, restorePlace, savedPlace } from "./place.js";
+import { SkipLink } from "./skiplink.js";
 import { ValuesPanel } from "./values.js";
 import { Words } from "./words.js";
 
@@ -68,6 +69,11 @@ class Stepper {
     this.app = root.querySelector("[data-role=app]");
     this.$ = (role) => this.app.querySelector(`[data-role=${role}]`);
     this.history = new HistoryAdapter(REGISTRY, history);
+    this.skip = new SkipLink(document);
+    this.onSkip = () => {
+      this.app.scrollIntoView({ block: "start" });
+      this.app.focus({ preventScroll: true });
+    };
     this.raw = null;
     this.reader = null; // the bundle's BundleReader
     this.place = null; // the stepper's one Place (panel.js); panels read it, only this class moves it
@@ -225,6 +231,8 @@ class Stepper {
   // ── building (once per bundle) ──
   build() {
     this.measureGeom();
+    this.app.setAttribute("aria-label", this.words.ts("controls.region"));
+    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip); // new words, same link
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -446,6 +454,7 @@ class Stepper {
     this.listening = true;
     this.path = location.pathname;
     this.history.claim(this);
+    this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
@@ -463,6 +472,7 @@ class Stepper {
     this.stopPlay();
     this.writeUrl();
     this.history.release(this);
+    this.skip.detach(this.onSkip);
     window.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();

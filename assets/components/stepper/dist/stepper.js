@@ -1536,9 +1536,9 @@ var GraphPanel = class extends Panel {
         "text",
         { x: cx, y: y + hh * 0.45, "text-anchor": "middle", class: "mpv-node-name", fill: ink },
         this.nodeLabel(id)
-      )
-    );
-    g.append(
+      ),
+      " ",
+      // the two lines read as "∇q bf16", not "∇qbf16": the accessible name starts with exactly that
       s(
         "text",
         { x: cx, y: y + hh * 0.8, "text-anchor": "middle", class: "mpv-node-dtype", fill: ink },
@@ -1972,6 +1972,51 @@ function mergePlace(url, base, place, withHead) {
   return u.toString();
 }
 
+// assets/components/stepper/skiplink.js
+var HIDDEN = "position:absolute;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
+var SHOWN = [
+  "position:fixed;left:12px;top:12px;z-index:2147483647;padding:10px 16px;border-radius:6px",
+  "background:#1f2329;color:#ffffff;font:600 16px/1.2 sans-serif;text-decoration:underline",
+  "outline:3px solid #3b5bdb;outline-offset:2px"
+].join(";");
+var SkipLink = class {
+  /** @param {Document} doc the page */
+  constructor(doc) {
+    this.doc = doc;
+    this.link = null;
+  }
+  /**
+   * Show the link (created once, first in <body>) with `label`; activating it calls `onActivate`.
+   * @param {string} label
+   * @param {() => void} onActivate
+   */
+  attach(label, onActivate) {
+    const doc = this.doc;
+    let a = doc.querySelector("body > a[data-mpv-skip]");
+    if (!a) {
+      a = doc.createElement("a");
+      a.href = "#";
+      a.dataset.mpvSkip = "";
+      a.style.cssText = HIDDEN;
+      a.addEventListener("focus", () => a.style.cssText = SHOWN);
+      a.addEventListener("blur", () => a.style.cssText = HIDDEN);
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        a.mpvActivate?.();
+      });
+    }
+    if (doc.body.firstChild !== a) doc.body.prepend(a);
+    a.textContent = label;
+    a.mpvActivate = onActivate;
+    this.link = a;
+  }
+  /** Remove the link, unless another stepper has taken it over since. */
+  detach(onActivate) {
+    if (this.link && this.link.mpvActivate === onActivate) this.link.remove();
+    this.link = null;
+  }
+};
+
 // assets/components/stepper/values.js
 var ValuesPanel = class extends Panel {
   // per step, and on a resize
@@ -2353,6 +2398,11 @@ var Stepper = class {
     this.app = root.querySelector("[data-role=app]");
     this.$ = (role) => this.app.querySelector(`[data-role=${role}]`);
     this.history = new HistoryAdapter(REGISTRY, history);
+    this.skip = new SkipLink(document);
+    this.onSkip = () => {
+      this.app.scrollIntoView({ block: "start" });
+      this.app.focus({ preventScroll: true });
+    };
     this.raw = null;
     this.reader = null;
     this.place = null;
@@ -2486,6 +2536,8 @@ var Stepper = class {
   // ── building (once per bundle) ──
   build() {
     this.measureGeom();
+    this.app.setAttribute("aria-label", this.words.ts("controls.region"));
+    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -2682,6 +2734,7 @@ var Stepper = class {
     this.listening = true;
     this.path = location.pathname;
     this.history.claim(this);
+    this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
@@ -2698,6 +2751,7 @@ var Stepper = class {
     this.stopPlay();
     this.writeUrl();
     this.history.release(this);
+    this.skip.detach(this.onSkip);
     window.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();

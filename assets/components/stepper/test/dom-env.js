@@ -1,4 +1,5 @@
-// A browser for the panels under node: jsdom, plus the few things it lacks (canvas 2D, ResizeObserver, ImageData).
+// A browser for the panels under node: jsdom, plus the few things it lacks (canvas 2D, ResizeObserver, ImageData,
+// scrollIntoView).
 // Text is measured as 0.6 em per character, which is all the layout needs to be deterministic.
 // Import this before any stepper module: stepper.js reads `window` when it is evaluated.
 
@@ -21,6 +22,7 @@ const context2d = {
   strokeRect() {},
 };
 window.HTMLCanvasElement.prototype.getContext = () => context2d;
+window.HTMLElement.prototype.scrollIntoView = () => {}; // jsdom lays nothing out
 window.ResizeObserver = class {
   observe() {}
   disconnect() {}

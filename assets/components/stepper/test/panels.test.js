@@ -102,3 +102,18 @@ test("the place goes into the URL, and stays there when the page rewrites its qu
   assert.equal(q.get("lang"), "en");
   assert.equal(q.get("step"), app.dataset.step);
 });
+
+test("a skip link, first on the page, moves focus to the stepper; detaching takes it away", () => {
+  const root = host();
+  const detach = mountStepper({ parentElement: root, data: new Uint8Array(PAYLOAD_BYTES), setStateValue() {} });
+  const app = root.querySelector("[data-role=app]");
+  const link = window.document.body.firstElementChild;
+  assert.equal(link.textContent, PAYLOAD.text.ui.controls.skip_link);
+  assert.equal(window.document.querySelectorAll("a[data-mpv-skip]").length, 1);
+  assert.equal(app.getAttribute("role"), "region");
+  assert.equal(app.getAttribute("aria-label"), PAYLOAD.text.ui.controls.region);
+  link.click();
+  assert.equal(root.activeElement, app);
+  detach();
+  assert.equal(window.document.querySelector("a[data-mpv-skip]"), null);
+});
