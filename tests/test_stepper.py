@@ -2,6 +2,8 @@
 and what the browser does with it, without the server.
 
 Python side: the payload is the pre-serialised bytes the docstring promises, cached, and AppTest sees the mount.
+Schema: the bundle Python builds is exactly what schema.js (the JS's JSDoc typedefs) declares.
+Build: the committed dist/stepper.js is what esbuild makes of the modules; the modules' own node tests pass.
 Text side: every key the JS asks for exists in locales/en, every glossary term the text uses is defined.
 Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
 heatmap cell, a bit and ±1 ulp show the right op and element and send no rerun to the server; a copied link and a

@@ -2,9 +2,7 @@
 
 import { h } from "./dom.js";
 import { Panel } from "./panel.js";
-
-export const VIEWS = ["story", "full"];
-export const PHASES = ["all", "forward", "backward"];
+import { PHASES, VIEWS } from "./place.js";
 
 export class ControlsPanel extends Panel {
   // once per bundle

@@ -1,7 +1,7 @@
 // The reader's place in the URL and in sessionStorage: reading a place back, and merging it into a URL. No DOM.
 
-import { PHASES, VIEWS } from "./controls.js";
-
+export const VIEWS = ["story", "full"];
+export const PHASES = ["all", "forward", "backward"];
 export const PARAMS = ["step", "view", "phase", "head", "el"];
 export const LEGACY_EL = ["em", "er", "ec"];
 export const PERSONAL = ["present", "follow"]; // this browser's role in a class (view/page.py): never in a copied link

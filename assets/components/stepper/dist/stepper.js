@@ -869,9 +869,63 @@ var CardPanel = class extends Panel {
   }
 };
 
-// assets/components/stepper/controls.js
+// assets/components/stepper/place.js
 var VIEWS = ["story", "full"];
 var PHASES = ["all", "forward", "backward"];
+var PARAMS = ["step", "view", "phase", "head", "el"];
+var LEGACY_EL = ["em", "er", "ec"];
+var PERSONAL = ["present", "follow"];
+function freshPlace() {
+  return { view: "story", phase: "all", pos: 0, head: 0, el: [0, 0, 0], explore: null };
+}
+function parseEl(src) {
+  const el = typeof src.el === "string" ? src.el.split(".") : LEGACY_EL.map((k) => src[k]);
+  return [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
+}
+function restorePlace(q, saved, reader, later) {
+  const fromUrl = PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
+  const place = freshPlace();
+  const src = fromUrl ? Object.fromEntries(q) : saved || {};
+  if (VIEWS.includes(src.view)) place.view = src.view;
+  if (PHASES.includes(src.phase)) place.phase = src.phase;
+  place.head = Math.max(0, parseInt(src.head, 10) || 0);
+  place.el = parseEl(src);
+  const step = Math.max(0, parseInt(src.step, 10) || 0);
+  const stale = later && saved && saved.sig !== reader.sig && saved.view === place.view && saved.phase === place.phase && String(saved.step) === String(src.step ?? "");
+  place.pos = stale ? reader.positionOf(
+    reader.matchEvent({ key: saved.key, i: saved.i, phase: saved.eventPhase }),
+    place.view,
+    place.phase
+  ) : Math.min(step, reader.list(place.view, place.phase).length - 1);
+  return place;
+}
+function savedPlace(place, e, sig) {
+  return {
+    view: place.view,
+    phase: place.phase,
+    step: place.pos,
+    head: place.head,
+    el: place.el.join("."),
+    key: e.key,
+    i: e.i,
+    eventPhase: e.phase,
+    sig
+  };
+}
+function mergePlace(url, base, place, withHead) {
+  const u = new URL(url, base);
+  const q = u.searchParams;
+  q.set("step", String(place.pos));
+  q.set("view", place.view);
+  q.set("phase", place.phase);
+  if (withHead) q.set("head", String(place.head));
+  else q.delete("head");
+  q.set("el", place.el.join("."));
+  for (const k of LEGACY_EL) q.delete(k);
+  return u.toString();
+}
+
+// assets/components/stepper/controls.js
 var ControlsPanel = class extends Panel {
   // once per bundle
   build() {
@@ -1917,60 +1971,6 @@ var HistoryAdapter = class {
     this.registry.history.replace(this.history.state, "", url);
   }
 };
-
-// assets/components/stepper/place.js
-var PARAMS = ["step", "view", "phase", "head", "el"];
-var LEGACY_EL = ["em", "er", "ec"];
-var PERSONAL = ["present", "follow"];
-function freshPlace() {
-  return { view: "story", phase: "all", pos: 0, head: 0, el: [0, 0, 0], explore: null };
-}
-function parseEl(src) {
-  const el = typeof src.el === "string" ? src.el.split(".") : LEGACY_EL.map((k) => src[k]);
-  return [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
-}
-function restorePlace(q, saved, reader, later) {
-  const fromUrl = PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
-  const place = freshPlace();
-  const src = fromUrl ? Object.fromEntries(q) : saved || {};
-  if (VIEWS.includes(src.view)) place.view = src.view;
-  if (PHASES.includes(src.phase)) place.phase = src.phase;
-  place.head = Math.max(0, parseInt(src.head, 10) || 0);
-  place.el = parseEl(src);
-  const step = Math.max(0, parseInt(src.step, 10) || 0);
-  const stale = later && saved && saved.sig !== reader.sig && saved.view === place.view && saved.phase === place.phase && String(saved.step) === String(src.step ?? "");
-  place.pos = stale ? reader.positionOf(
-    reader.matchEvent({ key: saved.key, i: saved.i, phase: saved.eventPhase }),
-    place.view,
-    place.phase
-  ) : Math.min(step, reader.list(place.view, place.phase).length - 1);
-  return place;
-}
-function savedPlace(place, e, sig) {
-  return {
-    view: place.view,
-    phase: place.phase,
-    step: place.pos,
-    head: place.head,
-    el: place.el.join("."),
-    key: e.key,
-    i: e.i,
-    eventPhase: e.phase,
-    sig
-  };
-}
-function mergePlace(url, base, place, withHead) {
-  const u = new URL(url, base);
-  const q = u.searchParams;
-  q.set("step", String(place.pos));
-  q.set("view", place.view);
-  q.set("phase", place.phase);
-  if (withHead) q.set("head", String(place.head));
-  else q.delete("head");
-  q.set("el", place.el.join("."));
-  for (const k of LEGACY_EL) q.delete(k);
-  return u.toString();
-}
 
 // assets/components/stepper/skiplink.js
 var HIDDEN = "position:absolute;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
