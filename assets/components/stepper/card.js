@@ -9,7 +9,7 @@ export class CardPanel extends Panel {
   render() {
     const e = this.event();
     const card = this.el;
-    const head = h("h3", { class: "mpv-op-title" }, this.w.t("card.title", { index: e.i, op: e.op }));
+    const head = h("h2", { class: "mpv-op-title" }, this.w.t("card.title", { index: e.i, op: e.op }));
     for (const lm of e.landmarks)
       head.append(" ", h("span", { class: "mpv-lm" }, this.w.t("card.landmark", { name: lm })));
     const meta = h(
@@ -97,7 +97,7 @@ export class CardPanel extends Panel {
     if (k !== undefined && this.b.story[k].notices?.length) {
       const ul = h("ul", { class: "mpv-notices" });
       for (const n of this.b.story[k].notices) ul.append(h("li", { dataset: { kind: n.kind } }, this.notice(n)));
-      parts.push(h("h4", {}, this.w.ts("card.notice_title")), ul);
+      parts.push(h("h3", {}, this.w.ts("card.notice_title")), ul);
     }
     card.replaceChildren(...parts);
   }

@@ -36,7 +36,7 @@ export class ElementPanel extends Panel {
     const sp = smp ? this.bundle.spec(smp.out.dtype) : null;
     if (!smp || !sp) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("element.title")),
+        h("h2", {}, this.w.ts("element.title")),
         h("p", { class: "mpv-muted" }, this.w.ts("element.none")),
       );
       return;
@@ -71,7 +71,7 @@ export class ElementPanel extends Panel {
       field(2, this.w.ts("element.col"), C - 1),
     );
     const title = h(
-      "h3",
+      "h2",
       {},
       this.w.t("element.title_of", { name: e.landmarks[0] ?? e.op, dtype: this.w.dtypeBadge(sp.name) }),
     );

@@ -25,7 +25,7 @@ export class ErrorsPanel extends Panel {
     const cols = h("div", { class: "mpv-err-cols" });
     this.errRows = new Map();
     for (const phase of ["forward", "backward"]) {
-      const col = h("div", { class: "mpv-err-col" }, h("h4", {}, this.w.ts(`phases.${phase}`)));
+      const col = h("div", { class: "mpv-err-col" }, h("h3", {}, this.w.ts(`phases.${phase}`)));
       for (const n of names) {
         const ev = this.b.landmarks[n];
         if (this.b.events[ev].phase !== phase) continue;
@@ -65,7 +65,7 @@ export class ErrorsPanel extends Panel {
     }
     const axis = h("p", { class: "mpv-caption" }, this.w.t("errors.axis", { lo: `1e${lo}`, hi: `1e${hi}` }));
     box.replaceChildren(
-      h("h3", {}, this.w.t("errors.title")),
+      h("h2", {}, this.w.t("errors.title")),
       h("p", { class: "mpv-caption" }, this.w.t("errors.caption", { floor: fmtSig(this.b.error_floor, 1) })),
       cols,
       axis,

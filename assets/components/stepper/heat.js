@@ -38,7 +38,7 @@ export class HeatPanel extends Panel {
     const box = this.el;
     if (!this.bundle.probs()) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("heat.title_none")),
+        h("h2", {}, this.w.ts("heat.title_none")),
         h("p", { class: "mpv-muted" }, this.w.t("heat.no_probs")),
       );
       this.heat = null;
@@ -56,7 +56,7 @@ export class HeatPanel extends Panel {
     const canvas = h("canvas", { class: "mpv-heat-canvas", tabindex: 0, role: "img", dataset: { act: "heatmap" } });
     const readout = h("p", { class: "mpv-readout", "aria-live": "polite" });
     const legend = h("div", { class: "mpv-heat-legend" });
-    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h3", {}) };
+    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h2", {}) };
     canvas.addEventListener("click", (ev) => {
       const cell = this.cellAt(ev);
       if (cell) this.inspectCell(cell[0], cell[1]);

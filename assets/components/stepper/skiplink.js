@@ -21,14 +21,15 @@ export class SkipLink {
   /**
    * Show the link (created once, first in <body>) with `label`; activating it calls `onActivate`.
    * @param {string} label
+   * @param {Element | undefined} target the stepper's element in the page's own DOM (its shadow host): the link
+   *   points at its id, so the link reads as a skip link to tools that cannot see into the shadow root
    * @param {() => void} onActivate
    */
-  attach(label, onActivate) {
+  attach(label, target, onActivate) {
     const doc = this.doc;
     let a = doc.querySelector("body > a[data-mpv-skip]");
     if (!a) {
       a = doc.createElement("a");
-      a.href = "#";
       a.dataset.mpvSkip = "";
       a.style.cssText = HIDDEN;
       a.addEventListener("focus", () => (a.style.cssText = SHOWN));
@@ -39,6 +40,8 @@ export class SkipLink {
       });
     }
     if (doc.body.firstChild !== a) doc.body.prepend(a); // first again, whatever the page added since
+    if (target && !target.id) target.id = "mpv-stepper";
+    a.href = `#${target?.id ?? ""}`;
     a.textContent = label;
     a.mpvActivate = onActivate;
     this.link = a;

@@ -232,7 +232,7 @@ class Stepper {
   build() {
     this.measureGeom();
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
-    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip); // new words, same link
+    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip); // new words, same link
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -454,7 +454,7 @@ class Stepper {
     this.listening = true;
     this.path = location.pathname;
     this.history.claim(this);
-    this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
+    this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);

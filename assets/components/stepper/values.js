@@ -13,7 +13,7 @@ export class ValuesPanel extends Panel {
     const out = e.out[this.bundle.shownOutput(e)];
     if (!out) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("values.title")),
+        h("h2", {}, this.w.ts("values.title")),
         h("p", { class: "mpv-muted" }, this.w.ts("values.no_float")),
       );
       return;
@@ -75,8 +75,8 @@ export class ValuesPanel extends Panel {
         ),
       ),
     );
-    const parts = [h("h3", {}, this.w.t("values.title_of", { dtype: this.w.dtypeBadge(out.dtype) })), stats, table];
-    parts.push(h("h4", {}, this.w.t("values.hist_title")), this.histogram(st, out.dtype, fmts));
+    const parts = [h("h2", {}, this.w.t("values.title_of", { dtype: this.w.dtypeBadge(out.dtype) })), stats, table];
+    parts.push(h("h3", {}, this.w.t("values.hist_title")), this.histogram(st, out.dtype, fmts));
     const err = e.landmarks.length ? this.b.errors?.[e.landmarks[0]] : null;
     if (err) parts.push(h("p", { class: "mpv-err-line" }, this.errorLine(err)));
     const fp16 = st.underflow?.float16;

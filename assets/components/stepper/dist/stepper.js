@@ -695,7 +695,7 @@ var CardPanel = class extends Panel {
   render() {
     const e = this.event();
     const card = this.el;
-    const head = h("h3", { class: "mpv-op-title" }, this.w.t("card.title", { index: e.i, op: e.op }));
+    const head = h("h2", { class: "mpv-op-title" }, this.w.t("card.title", { index: e.i, op: e.op }));
     for (const lm of e.landmarks)
       head.append(" ", h("span", { class: "mpv-lm" }, this.w.t("card.landmark", { name: lm })));
     const meta = h(
@@ -775,7 +775,7 @@ var CardPanel = class extends Panel {
     if (k !== void 0 && this.b.story[k].notices?.length) {
       const ul = h("ul", { class: "mpv-notices" });
       for (const n of this.b.story[k].notices) ul.append(h("li", { dataset: { kind: n.kind } }, this.notice(n)));
-      parts.push(h("h4", {}, this.w.ts("card.notice_title")), ul);
+      parts.push(h("h3", {}, this.w.ts("card.notice_title")), ul);
     }
     card.replaceChildren(...parts);
   }
@@ -1071,7 +1071,7 @@ var ElementPanel = class extends Panel {
     const sp = smp ? this.bundle.spec(smp.out.dtype) : null;
     if (!smp || !sp) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("element.title")),
+        h("h2", {}, this.w.ts("element.title")),
         h("p", { class: "mpv-muted" }, this.w.ts("element.none"))
       );
       return;
@@ -1106,7 +1106,7 @@ var ElementPanel = class extends Panel {
       field(2, this.w.ts("element.col"), C - 1)
     );
     const title = h(
-      "h3",
+      "h2",
       {},
       this.w.t("element.title_of", { name: e.landmarks[0] ?? e.op, dtype: this.w.dtypeBadge(sp.name) })
     );
@@ -1253,7 +1253,7 @@ var ErrorsPanel = class extends Panel {
     const cols = h("div", { class: "mpv-err-cols" });
     this.errRows = /* @__PURE__ */ new Map();
     for (const phase of ["forward", "backward"]) {
-      const col = h("div", { class: "mpv-err-col" }, h("h4", {}, this.w.ts(`phases.${phase}`)));
+      const col = h("div", { class: "mpv-err-col" }, h("h3", {}, this.w.ts(`phases.${phase}`)));
       for (const n of names) {
         const ev = this.b.landmarks[n];
         if (this.b.events[ev].phase !== phase) continue;
@@ -1293,7 +1293,7 @@ var ErrorsPanel = class extends Panel {
     }
     const axis = h("p", { class: "mpv-caption" }, this.w.t("errors.axis", { lo: `1e${lo}`, hi: `1e${hi}` }));
     box.replaceChildren(
-      h("h3", {}, this.w.t("errors.title")),
+      h("h2", {}, this.w.t("errors.title")),
       h("p", { class: "mpv-caption" }, this.w.t("errors.caption", { floor: fmtSig(this.b.error_floor, 1) })),
       cols,
       axis
@@ -1723,7 +1723,7 @@ var HeatPanel = class extends Panel {
     const box = this.el;
     if (!this.bundle.probs()) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("heat.title_none")),
+        h("h2", {}, this.w.ts("heat.title_none")),
         h("p", { class: "mpv-muted" }, this.w.t("heat.no_probs"))
       );
       this.heat = null;
@@ -1741,7 +1741,7 @@ var HeatPanel = class extends Panel {
     const canvas = h("canvas", { class: "mpv-heat-canvas", tabindex: 0, role: "img", dataset: { act: "heatmap" } });
     const readout = h("p", { class: "mpv-readout", "aria-live": "polite" });
     const legend = h("div", { class: "mpv-heat-legend" });
-    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h3", {}) };
+    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h2", {}) };
     canvas.addEventListener("click", (ev) => {
       const cell = this.cellAt(ev);
       if (cell) this.inspectCell(cell[0], cell[1]);
@@ -1988,14 +1988,15 @@ var SkipLink = class {
   /**
    * Show the link (created once, first in <body>) with `label`; activating it calls `onActivate`.
    * @param {string} label
+   * @param {Element | undefined} target the stepper's element in the page's own DOM (its shadow host): the link
+   *   points at its id, so the link reads as a skip link to tools that cannot see into the shadow root
    * @param {() => void} onActivate
    */
-  attach(label, onActivate) {
+  attach(label, target, onActivate) {
     const doc = this.doc;
     let a = doc.querySelector("body > a[data-mpv-skip]");
     if (!a) {
       a = doc.createElement("a");
-      a.href = "#";
       a.dataset.mpvSkip = "";
       a.style.cssText = HIDDEN;
       a.addEventListener("focus", () => a.style.cssText = SHOWN);
@@ -2006,6 +2007,8 @@ var SkipLink = class {
       });
     }
     if (doc.body.firstChild !== a) doc.body.prepend(a);
+    if (target && !target.id) target.id = "mpv-stepper";
+    a.href = `#${target?.id ?? ""}`;
     a.textContent = label;
     a.mpvActivate = onActivate;
     this.link = a;
@@ -2026,7 +2029,7 @@ var ValuesPanel = class extends Panel {
     const out = e.out[this.bundle.shownOutput(e)];
     if (!out) {
       box.replaceChildren(
-        h("h3", {}, this.w.ts("values.title")),
+        h("h2", {}, this.w.ts("values.title")),
         h("p", { class: "mpv-muted" }, this.w.ts("values.no_float"))
       );
       return;
@@ -2087,8 +2090,8 @@ var ValuesPanel = class extends Panel {
         )
       )
     );
-    const parts = [h("h3", {}, this.w.t("values.title_of", { dtype: this.w.dtypeBadge(out.dtype) })), stats, table];
-    parts.push(h("h4", {}, this.w.t("values.hist_title")), this.histogram(st, out.dtype, fmts));
+    const parts = [h("h2", {}, this.w.t("values.title_of", { dtype: this.w.dtypeBadge(out.dtype) })), stats, table];
+    parts.push(h("h3", {}, this.w.t("values.hist_title")), this.histogram(st, out.dtype, fmts));
     const err = e.landmarks.length ? this.b.errors?.[e.landmarks[0]] : null;
     if (err) parts.push(h("p", { class: "mpv-err-line" }, this.errorLine(err)));
     const fp16 = st.underflow?.float16;
@@ -2537,7 +2540,7 @@ var Stepper = class {
   build() {
     this.measureGeom();
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
-    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
+    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -2734,7 +2737,7 @@ var Stepper = class {
     this.listening = true;
     this.path = location.pathname;
     this.history.claim(this);
-    this.skip.attach(this.words.ts("controls.skip_link"), this.onSkip);
+    this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
