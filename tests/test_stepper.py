@@ -2,6 +2,8 @@
 and what the browser does with it, without the server.
 
 Python side: the payload is the pre-serialised bytes the docstring promises, cached, and AppTest sees the mount.
+Schema: the bundle Python builds is exactly what schema.js (the JS's JSDoc typedefs) declares.
+Build: the committed dist/stepper.js is what esbuild makes of the modules; the modules' own node tests pass.
 Text side: every key the JS asks for exists in locales/en, every glossary term the text uses is defined.
 Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
 heatmap cell, a bit and ±1 ulp show the right op and element and send no rerun to the server; a copied link and a
@@ -11,10 +13,14 @@ new run keep the place; the JS float bits agree with mpviz.formats.encode.
 import base64
 import json
 import math
+import os
 import re
+import shutil
 import string
+import subprocess
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -29,10 +35,10 @@ from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
 from view import text
 from view.figures.style import DTYPE_COLORS
-from view.stepper import ASSETS, SCRIPTS, stepper_payload, stepper_text
+from view.stepper import ASSETS, BUILT_JS, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
-JS = {name: (ASSETS / name).read_text() for name in SCRIPTS}
+JS = {p.name: p.read_text() for p in sorted(ASSETS.glob("*.js"))}  # the stepper's modules (sources)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +74,93 @@ def test_apptest_sees_the_mount_with_the_bundle_inside(bundle_bf16):
     payload = json.loads(proto.bytes)
     assert payload["bundle"] == bundle_bf16
     assert payload["meta"]["key"] == "stepper" and payload["text"]["ui"]["controls"]["next"]
-    assert "export default function" in proto.js_content and proto.css_content
+    assert proto.js_content == BUILT_JS.read_text() and "mountStepper as default" in proto.js_content
+    assert proto.css_content
+
+
+# ── the bundle's schema (assets/components/stepper/schema.js) ─────────────────────────────────────────────────
+def _split_top(t: str, sep: str) -> list[str]:
+    """`t` split at `sep` where no (), <> or quotes enclose it."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for k, ch in enumerate(t):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "(<":
+            depth += 1
+        elif not quoted and ch in ")>":
+            depth -= 1
+        elif not quoted and depth == 0 and t.startswith(sep, k):
+            parts.append(t[start:k])
+            start = k + len(sep)
+    return [p.strip() for p in [*parts, t[start:]]]
+
+
+def _json_type(t: str) -> dict:
+    """A JSDoc type expression (the subset schema.js uses) → JSON Schema."""
+    t = t.strip()
+    union = _split_top(t, "|")
+    if len(union) > 1:
+        return {"anyOf": [_json_type(u) for u in union]}
+    if t.endswith("[]"):
+        return {"type": "array", "items": _json_type(t[:-2])}
+    if t.startswith("(") and t.endswith(")"):
+        return _json_type(t[1:-1])
+    if m := re.fullmatch(r"Object<string, (.+)>", t):
+        return {"type": "object", "additionalProperties": _json_type(m[1])}
+    if m := re.fullmatch(r'"([^"]*)"', t):
+        return {"const": m[1]}
+    simple = {"number": {"type": "number"}, "string": {"type": "string"}, "boolean": {"type": "boolean"}}
+    simple |= {"null": {"type": "null"}, "*": {}}
+    return simple.get(t, {"$ref": f"#/$defs/{t}"})
+
+
+def bundle_schema() -> dict:
+    """schema.js's typedefs as a JSON Schema: an `object` typedef allows exactly its properties (those without
+    [brackets] required), an `Object<string, *>` one any others too; the root is Bundle."""
+    defs = {}
+    for block in re.findall(r"/\*\*(.*?)\*/", (ASSETS / "schema.js").read_text(), re.S):
+        lines = [line.strip().lstrip("*").strip() for line in block.splitlines()]
+        kind, name = re.match(r"@typedef \{(.+?)\} (\w+)", next(x for x in lines if x.startswith("@typedef"))).groups()
+        props = [re.match(r"@property \{(.+?)\} (\[?\w+\]?)", x).groups() for x in lines if x.startswith("@property")]
+        if not props:
+            defs[name] = _json_type(kind)
+            continue
+        assert kind in ("object", "Object<string, *>"), name
+        defs[name] = {
+            "type": "object",
+            "properties": {p.strip("[]"): _json_type(t) for t, p in props},
+            "required": [p for _, p in props if not p.startswith("[")],
+            "additionalProperties": kind != "object",
+        }
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "#/$defs/Bundle", "$defs": defs}
+
+
+@pytest.mark.parametrize(
+    "cfg, device, dtype",
+    [
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "bf16"),
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "off"),
+        (AttentionConfig(seq_len=8, d_model=16, n_heads=2, input_scale=1e4), "cuda-sim", "fp16"),  # inf/NaN, emulated
+    ],
+)
+def test_python_bundles_match_the_documented_schema(cfg, device, dtype):
+    """Every field a bundle carries is declared in schema.js, with its type; every required one is there."""
+    data = json.loads(lesson_bundle(cfg, device, dtype).to_json())
+    jsonschema.validate(data, bundle_schema())
+    assert data["first_nonfinite"] is None or "counterpart_event" in data["first_nonfinite"]
+
+
+def test_the_schema_rejects_what_the_js_would_misread():
+    """The check is strict both ways: an undeclared field and a missing required one both fail."""
+    data = json.loads(lesson_bundle(AttentionConfig(seq_len=8, d_model=16, n_heads=2), "cpu", "bf16").to_json())
+    schema = bundle_schema()
+    extra = json.loads(json.dumps(data))
+    extra["events"][0]["surprise"] = 1
+    missing = json.loads(json.dumps(data))
+    del missing["graph"]["nodes"][0]["dtype"]
+    for bad in (extra, missing):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
 
 
 # ── text ────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -84,7 +176,7 @@ NOTICE_KINDS = re.findall(r"^    (\w+) +\{", notices.__doc__, re.M)  # the kinds
 def test_every_text_key_the_js_uses_exists():
     ui = stepper_text()["ui"]
     code = "\n".join(JS.values())  # the keys the Stepper and its mixins ask for
-    literal = set(re.findall(r'this\.(?:t|ts|has)\("([\w.]+)"', code))
+    literal = set(re.findall(r'\.(?:t|ts|has)\("([\w.]+)"', code))
     assert len(literal) > 80
     dynamic = {  # keys the JS builds from data: every value the bundle can carry
         "notice": NOTICE_KINDS,
@@ -130,7 +222,9 @@ def test_templates_parse_and_every_glossary_term_they_use_is_defined():
 
 
 def test_the_component_builds_no_html_from_strings_and_reaches_no_network():
-    for name, code in JS.items():
+    for name, source in {**JS, "dist/stepper.js": BUILT_JS.read_text()}.items():
+        # comments out: JSDoc types say import("./schema.js"), which is no dynamic import
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", source, flags=re.S)
         for banned in (
             "innerHTML",
             "outerHTML",
@@ -162,6 +256,9 @@ STATE = """() => {
             landmarks: [...r.querySelectorAll('.mpv-op-title .mpv-lm')].map(n => n.textContent),
             bits: [...r.querySelectorAll('.mpv-bit')].map(b => b.textContent).join('')};
 }"""
+
+
+FOCUSED = "document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]').shadowRoot.activeElement"
 
 
 class RerunCounter:
@@ -211,6 +308,10 @@ def test_stepping_and_picking_stay_in_the_browser(browser, streamlit_server, bun
     reruns_at_load = counter.reruns
     assert reruns_at_load == 1  # the page's first run
     assert _state(page)["event"] == b["story"][0]["event"]
+    page.keyboard.press("Tab")  # the page's first Tab stop: the skip link, which takes the keyboard to the stepper
+    assert page.evaluate("() => document.activeElement.dataset.mpvSkip") == ""
+    page.keyboard.press("Enter")
+    assert page.evaluate(f"() => {FOCUSED}.dataset.role") == "app"
 
     for _ in range(20):  # → 20 times: the 21st story step
         page.keyboard.press("ArrowRight")
@@ -245,6 +346,7 @@ def test_stepping_and_picking_stay_in_the_browser(browser, streamlit_server, bun
     flipped = enc.bits[0] + ("1" if enc.bits[1] == "0" else "0") + enc.bits[2:]
     assert _state(page)["bits"] == flipped
     assert _js_float(_state(page)["value"]) == decode(flipped, "bfloat16").value
+    assert page.evaluate(f"() => {FOCUSED}.dataset.bit") == "14"  # the keyboard stays on the flipped bit
 
     page.wait_for_function("() => location.search.includes('el=0.9.4')")
     assert counter.reruns == reruns_at_load, "stepping and picking sent rerun requests to the server"
@@ -445,7 +547,10 @@ def test_js_float_bits_match_mpviz_formats_encode(browser):
             )
     page = browser.new_page()
     page.set_content("<!doctype html><title>floatbits</title>")
-    page.add_script_tag(content=JS["floatbits.js"])
+    page.add_script_tag(  # the module as is, its two entry points handed to the page
+        content=JS["floatbits.js"] + "\nObject.assign(window, {fbDescribe, fbSpec});", type="module"
+    )
+    page.wait_for_function("typeof window.fbDescribe === 'function'")
     bad = page.evaluate(
         """([formats, cases]) => {
             const num = (s) => s === 'None' ? null : s === 'nan' ? NaN : s === 'inf' ? Infinity
@@ -462,3 +567,56 @@ def test_js_float_bits_match_mpviz_formats_encode(browser):
     assert len(cases) > 500
     assert bad == []
     page.close()
+
+
+# ── the node tests (assets/components/stepper/test) ─────────────────────────────────────────────────────────
+NODE_FIXTURE = ASSETS / "test" / "fixtures" / "payload.json"
+NODE_FIXTURE_CFG = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
+
+
+NODE = shutil.which("node")
+
+
+def _require_node_tooling() -> str:
+    """node, with `npm ci` done (esbuild, jsdom); fails in CI, where .ci/run installs both, else skips."""
+    if NODE and (ROOT / "node_modules" / "esbuild").is_dir() and (ROOT / "node_modules" / "jsdom").is_dir():
+        return NODE
+    if os.environ.get("CI"):
+        pytest.fail("node or node_modules is missing in CI: .ci/run must install nodejs and run `npm ci`")
+    pytest.skip("no node / node_modules here (`npm ci`); CI runs the JS build and unit tests for real")
+
+
+def test_the_committed_build_matches_the_sources():
+    """dist/stepper.js is what esbuild makes of the modules now: a source edit without `npm run build` fails."""
+    node = _require_node_tooling()
+    built = subprocess.run(
+        [node, str(ASSETS / "build.mjs"), "--stdout"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert built.returncode == 0, built.stderr
+    assert built.stdout == BUILT_JS.read_text(), "dist/stepper.js is stale: run `npm run build` and commit it"
+
+
+def test_node_unit_tests_pass():
+    """The modules' own tests (assets/components/stepper/test): pure modules under node, the panels in jsdom."""
+    node = _require_node_tooling()
+    files = sorted(str(p) for p in (ASSETS / "test").glob("*.test.js"))
+    assert len(files) >= 5
+    run = subprocess.run([node, "--test", *files], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_the_node_fixture_is_a_bundle_payload_of_the_schema():
+    """The node tests' fixture is a real payload: a bundle of the current schema, every text table there."""
+    payload = json.loads(NODE_FIXTURE.read_bytes())
+    jsonschema.validate(payload["bundle"], bundle_schema())
+    assert set(payload) == {"bundle", "text", "style", "meta"} and set(payload["text"]) == {"ui", "glossary"}
+
+
+def write_node_fixture() -> None:
+    """The payload the node tests mount: a small CPU bf16 run, this app's words and colours."""
+    bundle = lesson_bundle(NODE_FIXTURE_CFG, "cpu", "bf16").to_json()
+    NODE_FIXTURE.write_bytes(stepper_payload(bundle, stepper_text(), DTYPE_COLORS, key="node"))
+
+
+if __name__ == "__main__":  # python -m tests.test_stepper: rewrite the node tests' fixture
+    write_node_fixture()

@@ -1,8 +1,8 @@
 """The attention lesson's in-browser stepper: one `st.components.v2` component fed one pre-serialised payload.
 
 Stepping, clicking graph nodes and heatmap cells, picking elements and exploring bits all happen in the browser
-(assets/components/stepper/*.js) from the lesson bundle; nothing here reruns for them. Only a new bundle (the
-sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
+(assets/components/stepper/*.js, bundled into dist/stepper.js) from the lesson bundle; nothing here reruns for them.
+Only a new bundle (the sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
 
 The contract, Python → JS: `data=` is `bytes`, which Streamlit 1.67 forwards untouched as the proto's `bytes`
 field; the component receives it as a `Uint8Array` and reads it with `JSON.parse(new TextDecoder().decode(data))`.
@@ -35,22 +35,9 @@ from view import text
 from view.figures.style import DTYPE_COLORS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "components" / "stepper"
-# Joined in this order into the one ES module the component runs (no imports between files, no build step):
-# stateless helpers, then the Stepper's mixins (one panel or concern each), then stepper.js, which composes them
-# into the Stepper class and exports the mount function; a mixin is a `const`, so it must come before stepper.js.
-SCRIPTS = (
-    "floatbits.js",
-    "graphlayout.js",
-    "dom.js",
-    "bundleview.js",
-    "words.js",
-    "graphview.js",
-    "values.js",
-    "heatmap.js",
-    "element.js",
-    "navigation.js",
-    "stepper.js",
-)
+# The one ES module the component runs: the stepper's modules (entry stepper.js) bundled by esbuild and committed,
+# so running the app needs no node (assets/components/stepper/build.mjs; a test keeps it in step with the sources).
+BUILT_JS = ASSETS / "dist" / "stepper.js"
 PRESENTER_SCALE = 1.25  # the stepper's type in presenter mode: 20 px instead of 16
 PLACE = "_stepper_place"  # session key: the presenter's stepper place, as its last rerun reported it
 
@@ -63,7 +50,7 @@ _component = st.components.v2.component(
     "mpviz_stepper",
     html=_asset("stepper.html"),
     css=_asset("stepper.css"),
-    js="\n".join(_asset(name) for name in SCRIPTS),
+    js=BUILT_JS.read_text(encoding="utf-8"),
 )
 
 

@@ -6,7 +6,7 @@ and how long one step takes to render in Chromium.
 Server: `mount_stepper` timed inside a real script run (AppTest's runtime: the same element building, hashing and
 queueing a browser session pays), after a warm-up, with `data=bytes` as used and with `data=str` for comparison.
 
-Mounts assets/components/stepper (the same HTML, CSS and concatenated JS that view/stepper.py registers) in a bare
+Mounts assets/components/stepper (the same HTML, CSS and built JS that view/stepper.py registers) in a bare
 page, hands it the exact payload `stepper_payload` builds, then times each step with performance.now(): from the
 key press to the end of the render (script: every DOM change made) and to the end of a forced layout (script +
 style + layout; paint follows within the same frame). Steps go
@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from mpviz.bundle import lesson_bundle  # noqa: E402
 from mpviz.model import LIMITS, AttentionConfig  # noqa: E402
-from view.stepper import ASSETS, DTYPE_COLORS, SCRIPTS, stepper_payload, stepper_text  # noqa: E402
+from view.stepper import ASSETS, BUILT_JS, DTYPE_COLORS, stepper_payload, stepper_text  # noqa: E402
 
 MOUNT = """async ([html, css, js, payload]) => {
     const host = document.createElement('div');
@@ -140,7 +140,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     html, css = (ASSETS / "stepper.html").read_text(), (ASSETS / "stepper.css").read_text()
-    js = "\n".join((ASSETS / name).read_text() for name in SCRIPTS)
+    js = BUILT_JS.read_text()
     text = stepper_text()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])

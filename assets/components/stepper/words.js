@@ -1,9 +1,27 @@
 // Words and small visual atoms: text lookups with {placeholders} filled by nodes, glossary terms, dtype badges,
 // op links, device and policy names. Every word comes from the payload's text tables.
-// A mixin of the Stepper class (stepper.js): methods only, on the one Stepper's `this` (its bundle `b`, text,
-// place `st`, elements). Plain script: view/stepper.py concatenates it, in SCRIPTS order, before stepper.js.
+// One Words per payload, shared by every panel (its context's `words`).
 
-const Words = (Base) => class extends Base {
+import { h } from "./dom.js";
+
+export class Words {
+  /**
+   * @param {{ui: object, glossary: object}} text the payload's text tables (locales/<locale>/stepper.toml, glossary.toml)
+   * @param {{dtype_colors?: Object<string, string>}} style the payload's colours
+   * @param {Object<string, import("./schema.js").Format>} formats the bundle's formats (short names)
+   * @param {string} locale BCP 47 tag for numbers and lists
+   * @param {(type: string, ...args: any[]) => void} emit the stepper's action channel (an op link jumps)
+   */
+  constructor(text, style, formats, locale, emit) {
+    this.text = text;
+    this.style = style;
+    this.formats = formats;
+    this.locale = locale;
+    this.emit = emit;
+    this.listFormat = null;
+    this.intFormat = null;
+  }
+
   // ── text ──
   lookup(path, table = this.text.ui) {
     let v = table;
@@ -20,7 +38,8 @@ const Words = (Base) => class extends Base {
     const tpl = this.lookup(path, table) ?? path;
     const frag = document.createDocumentFragment();
     const re = /`([^`]+)`|\*\*(.+?)\*\*/g;
-    let last = 0, m;
+    let last = 0,
+      m;
     while ((m = re.exec(tpl))) {
       this.fill(frag, tpl.slice(last, m.index), vals);
       const el = document.createElement(m[1] !== undefined ? "code" : "strong");
@@ -59,7 +78,8 @@ const Words = (Base) => class extends Base {
     return el;
   }
 
-  listOf(items) {  // locale-aware "a, b and c" with nodes
+  listOf(items) {
+    // locale-aware "a, b and c" with nodes
     const frag = document.createDocumentFragment();
     if (!items.length) return frag;
     const marks = items.map((_, k) => `\u0001${k}\u0002`);
@@ -74,26 +94,42 @@ const Words = (Base) => class extends Base {
     return frag;
   }
 
+  // "3 NaN and 2 +inf" from a tensor's stats
+  whatNonfinite(st) {
+    if (!st) return "";
+    const items = [];
+    if (st.nan) items.push(this.ts("notice.what_nan", { n: this.int(st.nan) }));
+    if (st.posinf) items.push(this.ts("notice.what_posinf", { n: this.int(st.posinf) }));
+    if (st.neginf) items.push(this.ts("notice.what_neginf", { n: this.int(st.neginf) }));
+    return this.listOf(items);
+  }
+
   // ── little visual atoms ──
   color(dtype) {
     return this.style.dtype_colors?.[dtype] ?? "#999999";
   }
 
   short(dtype) {
-    return this.b.formats[dtype]?.short ?? dtype ?? "—";
+    return this.formats[dtype]?.short ?? dtype ?? "—";
   }
 
-  ink(bg) {  // black or white text, whichever contrasts more with bg
-    const c = [1, 3, 5].map((k) => parseInt(bg.slice(k, k + 2), 16) / 255).map((v) =>
-      v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  ink(bg) {
+    // black or white text, whichever contrasts more with bg
+    const c = [1, 3, 5]
+      .map((k) => parseInt(bg.slice(k, k + 2), 16) / 255)
+      .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
     const L = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
     return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? "#111111" : "#ffffff";
   }
 
   dtypeBadge(dtype, shape) {
     const bg = this.color(dtype);
-    return h("span", { class: "mpv-dtype", style: `background:${bg};color:${this.ink(bg)}`, title: dtype },
-      this.short(dtype), shape ? h("span", { class: "mpv-shape" }, this.shapeText(shape)) : null);
+    return h(
+      "span",
+      { class: "mpv-dtype", style: `background:${bg};color:${this.ink(bg)}`, title: dtype },
+      this.short(dtype),
+      shape ? h("span", { class: "mpv-shape" }, this.shapeText(shape)) : null,
+    );
   }
 
   shapeText(shape) {
@@ -101,10 +137,20 @@ const Words = (Base) => class extends Base {
   }
 
   opLink(i) {
-    return h("button", {
-      type: "button", class: "mpv-link", dataset: { op: i },
-      onclick: () => this.jumpTo(i, "full"),
-    }, this.ts("card.op_ref", { index: i }));
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "mpv-link",
+        dataset: { op: i },
+        onclick: () => this.emit("jump", i, "full"),
+      },
+      this.ts("card.op_ref", { index: i }),
+    );
+  }
+
+  int(n) {
+    return (this.intFormat ??= new Intl.NumberFormat(this.locale)).format(n);
   }
 
   deviceName(d) {
@@ -114,4 +160,4 @@ const Words = (Base) => class extends Base {
   policyName(p) {
     return this.has(`policies.${p}`) ? this.ts(`policies.${p}`) : p;
   }
-};
+}

@@ -1,18 +1,30 @@
 // The attention heatmap: one head's probabilities on a canvas (cividis, specials marked), its legend, readout and
 // the cell under the pointer or the keyboard.
-// A mixin of the Stepper class (stepper.js): methods only, on the one Stepper's `this` (its bundle `b`, text,
-// place `st`, elements). Plain script: view/stepper.py concatenates it, in SCRIPTS order, before stepper.js.
+
+import { shownElement } from "./bundle.js";
+import { h } from "./dom.js";
+import { fmtSig } from "./numbers.js";
+import { Panel } from "./panel.js";
 
 const HEAT_MAX_PX = 460;
 const PRIMARY = "#3b5bdb";
-const SPECIAL_RGB = { nan: [212, 0, 106], posinf: [255, 127, 14], neginf: [23, 190, 207] };  // heatmap specials
+const SPECIAL_RGB = { nan: [212, 0, 106], posinf: [255, 127, 14], neginf: [23, 190, 207] }; // heatmap specials
 const SPECIAL_MARK = { nan: "×", posinf: "+", neginf: "−" };
 
 // cividis (colour-blind-safe, perceptually uniform): a few stops, linearly interpolated
-const CIVIDIS = [[0, 34, 78], [38, 65, 108], [87, 92, 109], [125, 124, 120], [165, 157, 116], [208, 192, 96], [253, 234, 69]];
-function cividisRGB(t) {
+const CIVIDIS = [
+  [0, 34, 78],
+  [38, 65, 108],
+  [87, 92, 109],
+  [125, 124, 120],
+  [165, 157, 116],
+  [208, 192, 96],
+  [253, 234, 69],
+];
+export function cividisRGB(t) {
   t = Math.max(0, Math.min(1, Number.isFinite(t) ? t : 0)) * (CIVIDIS.length - 1);
-  const k = Math.min(CIVIDIS.length - 2, Math.floor(t)), f = t - k;
+  const k = Math.min(CIVIDIS.length - 2, Math.floor(t)),
+    f = t - k;
   return CIVIDIS[k].map((v, j) => Math.round(v + (CIVIDIS[k + 1][j] - v) * f));
 }
 
@@ -20,65 +32,102 @@ function cividis(t) {
   return `rgb(${cividisRGB(t).join(",")})`;
 }
 
-const HeatmapView = (Base) => class extends Base {
-  // ── attention heatmap ──
-  buildHeat() {
-    const box = this.$("heat");
-    this.probsEvent = this.b.landmarks.probs;
-    if (this.probsEvent === undefined || !this.sample(this.probsEvent)) {
-      box.replaceChildren(h("h3", {}, this.ts("heat.title_none")), h("p", { class: "mpv-muted" }, this.t("heat.no_probs")));
+export class HeatPanel extends Panel {
+  // once per bundle (the stepper has clamped the place's head to the heads this run has)
+  build() {
+    const box = this.el;
+    if (!this.bundle.probs()) {
+      box.replaceChildren(
+        h("h2", {}, this.w.ts("heat.title_none")),
+        h("p", { class: "mpv-muted" }, this.w.t("heat.no_probs")),
+      );
       this.heat = null;
       return;
     }
-    const smp = this.sample(this.probsEvent);
+    const smp = this.bundle.sample(this.bundle.probsEvent);
     const heads = smp.shape[0];
-    this.st.head = Math.max(0, Math.min(this.st.head, heads - 1));
-    const sel = h("select", { class: "mpv-select", dataset: { act: "head" }, "aria-label": this.ts("heat.head"),
-      onchange: () => { this.st.head = Number(sel.value); this.renderHeat(); this.saveState(); } });
+    const sel = h("select", {
+      class: "mpv-select",
+      dataset: { act: "head" },
+      "aria-label": this.w.ts("heat.head"),
+      onchange: () => this.emit("head", Number(sel.value)),
+    });
     for (let k = 0; k < heads; k++) sel.append(h("option", { value: k }, String(k)));
     const canvas = h("canvas", { class: "mpv-heat-canvas", tabindex: 0, role: "img", dataset: { act: "heatmap" } });
     const readout = h("p", { class: "mpv-readout", "aria-live": "polite" });
     const legend = h("div", { class: "mpv-heat-legend" });
-    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h3", {}) };
+    this.heat = { canvas, sel, readout, legend, cursor: null, title: h("h2", {}) };
     canvas.addEventListener("click", (ev) => {
       const cell = this.cellAt(ev);
       if (cell) this.inspectCell(cell[0], cell[1]);
     });
-    canvas.addEventListener("mousemove", (ev) => { this.heat.cursor = this.cellAt(ev); this.heatReadout(); });
-    canvas.addEventListener("mouseleave", () => { this.heat.cursor = null; this.heatReadout(); });
+    canvas.addEventListener("mousemove", (ev) => {
+      this.heat.cursor = this.cellAt(ev);
+      this.heatReadout();
+    });
+    canvas.addEventListener("mouseleave", () => {
+      this.heat.cursor = null;
+      this.heatReadout();
+    });
     canvas.addEventListener("keydown", (ev) => this.heatKey(ev));
-    canvas.addEventListener("focus", () => { this.heat.focused = true; this.renderHeat(); });
-    canvas.addEventListener("blur", () => { this.heat.focused = false; this.renderHeat(); });
-    const head = h("div", { class: "mpv-heat-head" }, h("label", { class: "mpv-field-label" }, this.ts("heat.head"), " ", sel));
-    const note = smp.of && (smp.of[smp.of.length - 1] > smp.shape[2] || smp.of[0] > smp.shape[0])
-      ? h("p", { class: "mpv-small" }, this.t("heat.sampled", { m: smp.shape[0], r: smp.shape[1], c: smp.shape[2] })) : null;
-    box.replaceChildren(this.heat.title, head, h("div", { class: "mpv-heat-wrap" },
-      h("span", { class: "mpv-axis-y" }, this.ts("heat.rows")), canvas),
-      h("p", { class: "mpv-axis-x" }, this.ts("heat.cols")), readout, legend, ...(note ? [note] : []));
+    canvas.addEventListener("focus", () => {
+      this.heat.focused = true;
+      this.render();
+    });
+    canvas.addEventListener("blur", () => {
+      this.heat.focused = false;
+      this.render();
+    });
+    const head = h(
+      "div",
+      { class: "mpv-heat-head" },
+      h("label", { class: "mpv-field-label" }, this.w.ts("heat.head"), " ", sel),
+    );
+    const note =
+      smp.of && (smp.of[smp.of.length - 1] > smp.shape[2] || smp.of[0] > smp.shape[0])
+        ? h(
+            "p",
+            { class: "mpv-small" },
+            this.w.t("heat.sampled", { m: smp.shape[0], r: smp.shape[1], c: smp.shape[2] }),
+          )
+        : null;
+    box.replaceChildren(
+      this.heat.title,
+      head,
+      h("div", { class: "mpv-heat-wrap" }, h("span", { class: "mpv-axis-y" }, this.w.ts("heat.rows")), canvas),
+      h("p", { class: "mpv-axis-x" }, this.w.ts("heat.cols")),
+      readout,
+      legend,
+      ...(note ? [note] : []),
+    );
   }
 
   heatGeometry() {
-    const smp = this.sample(this.probsEvent);
+    const smp = this.bundle.sample(this.bundle.probsEvent);
     const [, R, C] = smp.shape;
     const avail = Math.max(160, Math.min(HEAT_MAX_PX, (this.geom.heat || 400) - 4 * this.geom.font));
     const cell = Math.max(2, Math.floor(avail / Math.max(R, C)));
     return { smp, R, C, cell, w: cell * C, hgt: cell * R };
   }
 
-  renderHeat() {
+  // per step (redraws only when what it shows changed), and on a resize
+  render() {
     if (!this.heat) return;
     const { smp, R, C, cell, w, hgt } = this.heatGeometry();
     const { canvas, sel } = this.heat;
-    const head = this.st.head;
+    const head = this.place.head;
     const e = this.event();
-    const picked = e.i === this.probsEvent && this.shownElement(smp)[0] === head ? this.shownElement(smp) : null;
+    const picked =
+      e.i === this.bundle.probsEvent && shownElement(this.place.el, smp)[0] === head
+        ? shownElement(this.place.el, smp)
+        : null;
     const cursor = this.heat.focused ? this.heat.cursor : null;
     const key = JSON.stringify([head, cell, picked, cursor]);
-    if (key === this.heat.drawn) return;  // most steps change nothing here
+    if (key === this.heat.drawn) return; // most steps change nothing here
     this.heat.drawn = key;
     sel.value = String(head);
-    this.heat.title.replaceChildren(this.t("heat.title", { head }));
-    canvas.setAttribute("aria-label", this.ts("heat.aria", { head, rows: R, cols: C }));
+    this.heat.title.replaceChildren(this.w.t("heat.title", { head }));
+    canvas.setAttribute("aria-label", this.w.ts("heat.aria", { head, rows: R, cols: C }));
     const dpr = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
       canvas.width = Math.round(w * dpr);
@@ -88,10 +137,14 @@ const HeatmapView = (Base) => class extends Base {
     }
     // one pixel per element into an image, scaled up without smoothing: cheap even for 64×64
     const base = head * R * C;
-    let lo = Infinity, hi = -Infinity;
+    let lo = Infinity,
+      hi = -Infinity;
     for (let k = 0; k < R * C; k++) {
       const v = smp.values[base + k];
-      if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      if (Number.isFinite(v)) {
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
     }
     if (!(hi > lo)) hi = lo + 1;
     this.heat.range = [lo, hi];
@@ -116,7 +169,8 @@ const HeatmapView = (Base) => class extends Base {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(pixels, 0, 0, C * cell, R * cell);
-    if (cell >= 10 && specials.length) {  // NaN / ±inf get a glyph too, not only a colour
+    if (cell >= 10 && specials.length) {
+      // NaN / ±inf get a glyph too, not only a colour
       ctx.font = `bold ${Math.round(cell * 0.7)}px sans-serif`;
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
@@ -125,7 +179,8 @@ const HeatmapView = (Base) => class extends Base {
         ctx.fillText(SPECIAL_MARK[kind], (k % C) * cell + cell / 2, Math.floor(k / C) * cell + cell / 2 + 1);
       }
     }
-    if (picked) {  // the inspected element, outlined
+    if (picked) {
+      // the inspected element, outlined
       const [, r, c] = picked;
       ctx.lineWidth = Math.max(2, cell / 6);
       ctx.strokeStyle = "#ffffff";
@@ -147,41 +202,59 @@ const HeatmapView = (Base) => class extends Base {
 
   heatLegend() {
     const [lo, hi] = this.heat.range;
-    const grad = h("span", { class: "mpv-ramp", style: `background:linear-gradient(90deg,${
-      [0, 0.25, 0.5, 0.75, 1].map((t) => cividis(t)).join(",")})` });
-    const sw = (k) => h("span", { class: "mpv-legend-item" }, h("span", { class: "mpv-swatch",
-      style: `background:rgb(${SPECIAL_RGB[k].join(",")})` }, SPECIAL_MARK[k]), this.ts(`heat.${k}`));
-    this.heat.legend.replaceChildren(h("span", { class: "mpv-legend-item" }, fmtSig(lo, 3), grad, fmtSig(hi, 3)),
-      sw("nan"), sw("posinf"), sw("neginf"));
+    const grad = h("span", {
+      class: "mpv-ramp",
+      style: `background:linear-gradient(90deg,${[0, 0.25, 0.5, 0.75, 1].map((t) => cividis(t)).join(",")})`,
+    });
+    const sw = (k) =>
+      h(
+        "span",
+        { class: "mpv-legend-item" },
+        h("span", { class: "mpv-swatch", style: `background:rgb(${SPECIAL_RGB[k].join(",")})` }, SPECIAL_MARK[k]),
+        this.w.ts(`heat.${k}`),
+      );
+    this.heat.legend.replaceChildren(
+      h("span", { class: "mpv-legend-item" }, fmtSig(lo, 3), grad, fmtSig(hi, 3)),
+      sw("nan"),
+      sw("posinf"),
+      sw("neginf"),
+    );
   }
 
   heatReadout() {
     const cur = this.heat.cursor;
-    if (!cur) { this.heat.readout.replaceChildren(this.t("heat.hint")); return; }
-    const smp = this.sample(this.probsEvent);
+    if (!cur) {
+      this.heat.readout.replaceChildren(this.w.t("heat.hint"));
+      return;
+    }
+    const smp = this.bundle.sample(this.bundle.probsEvent);
     const [, R, C] = smp.shape;
-    const v = smp.values[this.st.head * R * C + cur[0] * C + cur[1]];
-    this.heat.readout.replaceChildren(this.t("heat.readout", { row: cur[0], col: cur[1], value: fmtSig(v, 4) }));
+    const v = smp.values[this.place.head * R * C + cur[0] * C + cur[1]];
+    this.heat.readout.replaceChildren(this.w.t("heat.readout", { row: cur[0], col: cur[1], value: fmtSig(v, 4) }));
   }
 
   cellAt(ev) {
     const g = this.heat.geom;
     const rect = this.heat.canvas.getBoundingClientRect();
-    const c = Math.floor((ev.clientX - rect.left) / g.cell), r = Math.floor((ev.clientY - rect.top) / g.cell);
+    const c = Math.floor((ev.clientX - rect.left) / g.cell),
+      r = Math.floor((ev.clientY - rect.top) / g.cell);
     return r >= 0 && r < g.R && c >= 0 && c < g.C ? [r, c] : null;
   }
 
   heatKey(ev) {
     const g = this.heat.geom;
-    const cur = this.heat.cursor ?? (this.event().i === this.probsEvent && this.st.el[0] === this.st.head
-      ? [this.st.el[1], this.st.el[2]] : [0, 0]);
+    const cur =
+      this.heat.cursor ??
+      (this.event().i === this.bundle.probsEvent && this.place.el[0] === this.place.head
+        ? [this.place.el[1], this.place.el[2]]
+        : [0, 0]);
     const moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
     if (moves[ev.key]) {
       ev.preventDefault();
       ev.stopPropagation();
       const [dr, dc] = moves[ev.key];
       this.heat.cursor = [Math.max(0, Math.min(g.R - 1, cur[0] + dr)), Math.max(0, Math.min(g.C - 1, cur[1] + dc))];
-      this.renderHeat();
+      this.render();
     } else if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
       ev.stopPropagation();
@@ -190,8 +263,6 @@ const HeatmapView = (Base) => class extends Base {
   }
 
   inspectCell(r, c) {
-    this.st.el = [this.st.head, r, c];
-    this.explore = null;
-    this.jumpTo(this.probsEvent);
+    this.emit("inspect", [this.place.head, r, c]);
   }
-};
+}

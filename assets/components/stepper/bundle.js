@@ -1,11 +1,45 @@
-// Reading the lesson bundle: the steps of a view and phase, where an event sits, its formats, samples and the
-// casts autocast inserted before it.
-// A mixin of the Stepper class (stepper.js): methods only, on the one Stepper's `this` (its bundle `b`, text,
-// place `st`, elements). Plain script: view/stepper.py concatenates it, in SCRIPTS order, before stepper.js.
+// Reading the lesson bundle (schema.js): the steps of a view and phase, where an event sits, its formats, samples
+// and the casts autocast inserted before it. One reader per bundle; everything derived is cached here, so a step
+// costs map lookups. No DOM: unit-tested under node.
 
-const BundleView = (Base) => class extends Base {
+import { b64 } from "./bytes.js";
+import { fbSpec } from "./floatbits.js";
+import { glModel } from "./graphlayout.js";
+
+// the element shown for a sample: the chosen one (place.el, kept while stepping through smaller tensors), clamped
+export function shownElement(el, smp) {
+  return el.map((v, k) => Math.max(0, Math.min(smp.shape[k] - 1, v | 0)));
+}
+
+export class BundleReader {
+  /**
+   * @param {import("./schema.js").Bundle} b the lesson bundle
+   * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
+   */
+  constructor(b, paramOrder = []) {
+    this.b = b;
+    this.sig = JSON.stringify([b.run.config, b.run.device, b.run.autocast_dtype]);
+    this.samples = new Map();
+    this.specs = new Map();
+    this.storyOf = new Map(b.story.map((st, k) => [st.event, k]));
+    this.landmarkEvents = new Set(Object.values(b.landmarks));
+    this.keyIndex = new Map(b.events.map((e) => [e.key, e.i]));
+    this.castCache = new Map();
+    this.lists = new Map();
+    this.model = glModel(b.graph, (id) => {
+      const k = paramOrder.indexOf(id.split(".").pop());
+      return k < 0 ? paramOrder.length : k;
+    });
+    this.probsEvent = b.landmarks.probs; // the attention probabilities: the heatmap's tensor, if this run has one
+  }
+
+  /** The sample of the attention probabilities, or null (no heatmap). */
+  probs() {
+    return this.probsEvent === undefined ? null : this.sample(this.probsEvent);
+  }
+
   // the steps of (view, phase): event indices in execution order; an empty filter falls back to every phase
-  list(view = this.st.view, phase = this.st.phase) {
+  list(view, phase) {
     const k = view + "/" + phase;
     if (!this.lists.has(k)) {
       const all = view === "story" ? this.b.story.map((x) => x.event) : this.b.events.map((e) => e.i);
@@ -15,21 +49,24 @@ const BundleView = (Base) => class extends Base {
     return this.lists.get(k);
   }
 
-  event() {
-    const l = this.list();
-    return this.b.events[l[Math.min(this.st.pos, l.length - 1)]];
+  // the event a place {view, phase, pos} shows
+  eventAt(place) {
+    const l = this.list(place.view, place.phase);
+    return this.b.events[l[Math.min(place.pos, l.length - 1)]];
   }
 
   // position in the current list of event i: itself, else the story step it is part of (the next one in its phase)
-  positionOf(i) {
-    const l = this.list();
+  positionOf(i, view, listPhase) {
+    const l = this.list(view, listPhase);
     const at = l.indexOf(i);
     if (at >= 0) return at;
     const phase = this.b.events[i]?.phase;
     const next = l.findIndex((j) => j >= i && this.b.events[j].phase === phase);
     if (next >= 0) return next;
     let best = 0;
-    l.forEach((j, k) => { if (j <= i) best = k; });
+    l.forEach((j, k) => {
+      if (j <= i) best = k;
+    });
     return best;
   }
 
@@ -67,7 +104,12 @@ const BundleView = (Base) => class extends Base {
     if (k >= 0) {
       const smp = e.out[k].sample;
       const bytes = typeof Uint8Array.fromBase64 === "function" ? Uint8Array.fromBase64(smp.values) : b64(smp.values);
-      got = { shape: smp.shape, of: smp.of, values: new Float32Array(bytes.buffer, 0, bytes.length >> 2), out: e.out[k] };
+      got = {
+        shape: smp.shape,
+        of: smp.of,
+        values: new Float32Array(bytes.buffer, 0, bytes.length >> 2),
+        out: e.out[k],
+      };
     }
     this.samples.set(i, got);
     return got;
@@ -108,4 +150,13 @@ const BundleView = (Base) => class extends Base {
     const st = this.b.story.find((x) => x.event >= i && this.b.events[x.event].phase === phase);
     return st ? st.event : null;
   }
-};
+
+  // does event i's first measured output hold inf or NaN made by an overflow? (A causal mask's -inf is an input, not
+  // an accident: nothing before the first op that created inf/NaN is marked.)
+  nonfinite(i) {
+    const first = this.b.first_nonfinite;
+    if (!first || i < first.event) return false;
+    const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
+    return Boolean(st && (st.nan || st.posinf || st.neginf));
+  }
+}

@@ -1,0 +1,17 @@
+// eslint for the stepper's modules (assets/components/stepper); `npm run lint`, and .ci/run.
+import js from "@eslint/js";
+import globals from "globals";
+
+export default [
+  { ignores: ["assets/components/stepper/dist/**", "node_modules/**"] },
+  js.configs.recommended,
+  {
+    files: ["assets/components/stepper/**/*.js"],
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
+    rules: { "no-unused-vars": ["error", { argsIgnorePattern: "^_" }], eqeqeq: ["error", "smart"] },
+  },
+  {
+    files: ["assets/components/stepper/build.mjs", "assets/components/stepper/test/**/*.js", "eslint.config.js"],
+    languageOptions: { globals: { ...globals.node } },
+  },
+];
