@@ -2,7 +2,10 @@
 (`.ci/run` provides it, so a skip there would hide a pass that never happened), skip with a reason elsewhere (a
 user who cloned the repository alone, or has no Chromium, still gets a green run of everything else)."""
 
+import fcntl
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,3 +37,16 @@ def require_seeds() -> Path:
     """The seed tutorials beside the checkout (../shared/seeds)."""
     require(SEEDS.is_dir(), f"seed tutorials at {SEEDS}", "clone beside ../shared, as CI does")
     return SEEDS
+
+
+def require_node_tooling() -> str:
+    """node, with the stepper's pinned JS tools installed (`npm ci`, once, by whichever test asks first; package.json
+    and package-lock.json pin them): so the README's test command runs the JS lint and unit tests too."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    require(bool(node and npm), "node and npm", "apt-get install -y nodejs npm; node >= 20.19")
+    with open(ROOT / "node_modules.lock", "w") as lock:  # two pytest workers must not run `npm ci` at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (ROOT / "node_modules" / ".package-lock.json").is_file():
+            ci = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=ROOT, capture_output=True, text=True)
+            require(ci.returncode == 0, "the stepper's JS tools", f"`npm ci` failed: {ci.stderr[-600:]}")
+    return node

@@ -89,11 +89,6 @@ def test_no_critical_or_serious_axe_finding_outside_the_stepper(browser, streaml
     assert problems == [], "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the stepper's graph nodes: label-content-name-mismatch (their aria-label leaves out the visible dtype); "
-    "fixed by the stepper's rebuild (issue 18, item 1): make this strict once merged",
-)
 @pytest.mark.parametrize("case", [c for c in CASES if c[1] == "attention"], ids=_case_id)
 def test_no_critical_or_serious_axe_finding_in_the_stepper(browser, streamlit_server, case, printout):
     server, _ = streamlit_server

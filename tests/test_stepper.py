@@ -13,9 +13,7 @@ new run keep the place; the JS float bits agree with mpviz.formats.encode.
 import base64
 import json
 import math
-import os
 import re
-import shutil
 import string
 import subprocess
 from pathlib import Path
@@ -33,6 +31,7 @@ from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
+from tests.prerequisites import require_node_tooling
 from view import text
 from view.figures.style import DTYPE_COLORS
 from view.stepper import ASSETS, BUILT_JS, stepper_payload, stepper_text
@@ -574,21 +573,9 @@ NODE_FIXTURE = ASSETS / "test" / "fixtures" / "payload.json"
 NODE_FIXTURE_CFG = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
 
 
-NODE = shutil.which("node")
-
-
-def _require_node_tooling() -> str:
-    """node, with `npm ci` done (esbuild, jsdom); fails in CI, where .ci/run installs both, else skips."""
-    if NODE and (ROOT / "node_modules" / "esbuild").is_dir() and (ROOT / "node_modules" / "jsdom").is_dir():
-        return NODE
-    if os.environ.get("CI"):
-        pytest.fail("node or node_modules is missing in CI: .ci/run must install nodejs and run `npm ci`")
-    pytest.skip("no node / node_modules here (`npm ci`); CI runs the JS build and unit tests for real")
-
-
 def test_the_committed_build_matches_the_sources():
     """dist/stepper.js is what esbuild makes of the modules now: a source edit without `npm run build` fails."""
-    node = _require_node_tooling()
+    node = require_node_tooling()
     built = subprocess.run(
         [node, str(ASSETS / "build.mjs"), "--stdout"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
@@ -598,10 +585,18 @@ def test_the_committed_build_matches_the_sources():
 
 def test_node_unit_tests_pass():
     """The modules' own tests (assets/components/stepper/test): pure modules under node, the panels in jsdom."""
-    node = _require_node_tooling()
+    node = require_node_tooling()
     files = sorted(str(p) for p in (ASSETS / "test").glob("*.test.js"))
     assert len(files) >= 5
     run = subprocess.run([node, "--test", *files], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("check", ["lint", "format:check"])
+def test_eslint_and_prettier_pass(check):
+    """The stepper's JS is lint-clean (eslint) and formatted (prettier), as ruff keeps the Python."""
+    require_node_tooling()
+    run = subprocess.run(["npm", "run", "--silent", check], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
