@@ -863,6 +863,23 @@ var CardPanel = class extends Panel {
           dtype: dt(n.dtype),
           here: dt(n.here)
         });
+      case "dtype_argument":
+      case "dtype_argument_converted":
+      case "listed_arrived_same":
+      case "listed_arrived_here_only":
+      case "listed_arrived": {
+        const opt = (x, f) => x ? f(x) : void 0;
+        return this.w.t(`notice.${n.kind}`, {
+          ...n,
+          policy: this.w.policyName(n.policy),
+          other_policy: opt(n.other_policy, (x) => this.w.policyName(x)),
+          category: cat(n.category),
+          other_category: opt(n.other_category, cat),
+          dtype: dt(n.dtype),
+          cast_from: opt(n.cast_from, dt),
+          cast_to: opt(n.cast_to, dt)
+        });
+      }
       default:
         return this.w.has(`notice.${n.kind}`) ? this.w.t(`notice.${n.kind}`, n) : document.createTextNode(n.kind);
     }
