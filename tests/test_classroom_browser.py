@@ -20,17 +20,20 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
+from mpviz import lessons
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 from view import text, tour
 from view.follow import POLL_S
-from view.websocket_session import MAX_MESSAGE_BYTES, rerun_request
+from view.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
 
 FOLLOW_WITHIN_MS = 2000  # a class can't follow a lagging screen: a follower shows the presenter's step within 2 s
 FOLLOWERS = 30
 IDLE_S = 10.0
 MOVES = 10
 MOVE_EVERY_S = 1.0
+PAGE_CHANGES = ("formats", "attention", "softmax", "attention", "policy", "attention")  # lesson to lesson and back
+PAGE_EVERY_S = 4.0
 
 
 def _open(context, url, *, state=True):
@@ -139,9 +142,11 @@ class Follower:
         self.base_url, self.query = base_url, f"follow={code}"
         self.ticks = 0
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
+        self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
         self.errors: list[str] = []
 
     async def _until_finished(self, ws, fragment: dict) -> None:
+        shown = fragment.get("page")
         for _ in range(5000):
             msg = ForwardMsg()
             msg.ParseFromString(await ws.recv(decode=False))
@@ -157,6 +162,8 @@ class Follower:
                 elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
                     self.gotos.append(time.perf_counter())
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if shown is not None and fragment["page"] != shown:
+                    self.pages.append(time.perf_counter())
                 return
         raise AssertionError("no script_finished")
 
@@ -227,12 +234,20 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         time.sleep(2 * POLL_S)
         moving = {"cpu": _cpu_s(pid) - cpu0, "ticks": sum(f.ticks for f in followers) - ticks0}
         moving |= {"s": time.perf_counter() - t0, "presenter_runs": presenter_runs.reruns - runs0}
+        changes = []
+        presenter.locator("[data-testid=stExpandSidebarButton]").click()  # presenter mode starts it collapsed
+        for slug in PAGE_CHANGES:  # the presenter opens another lesson from the navigation
+            path = "" if lessons.lesson(slug).home else slug  # the home lesson's path is "/"
+            presenter.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").click()
+            changes.append(time.perf_counter())
+            time.sleep(PAGE_EVERY_S)
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(60)
     tick_ms = idle["cpu"] * 1e3 / max(idle["ticks"], 1)
     extra = moving["cpu"] - idle["cpu"] / idle["s"] * moving["s"]  # what the moves added to the polling
-    lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if g >= moves[0]]
+    lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if moves[0] <= g < changes[0]]
+    page_lags = [p - max(c for c in changes if c <= p) for f in followers for p in f.pages if p >= changes[0]]
     printout(
         f"follow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
         f"  idle   {idle['s']:.1f} s: {idle['ticks']} polls, server CPU {idle['cpu'] * 1e3 / idle['s']:.0f} ms/s"
@@ -241,8 +256,12 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         f" server CPU {moving['cpu'] * 1e3 / moving['s']:.0f} ms/s,"
         f" {extra * 1e3 / MOVES:.1f} ms per step on top of the polling\n"
         f"  a step reached a follower after p50 {statistics.median(lags) * 1e3:.0f} ms,"
-        f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)"
+        f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)\n"
+        f"  a page change ({', '.join(PAGE_CHANGES)}) reached a follower after"
+        f" p50 {statistics.median(page_lags) * 1e3:.0f} ms, p95 {percentile(page_lags, 95) * 1e3:.0f} ms,"
+        f" max {max(page_lags) * 1e3:.0f} ms ({len(page_lags)} deliveries)"
     )
     assert not [e for f in followers for e in f.errors]
     assert len(lags) >= FOLLOWERS * MOVES * 0.9  # (nearly) every follower got (nearly) every step
+    assert len(page_lags) == FOLLOWERS * len(PAGE_CHANGES)  # every follower went to every page
     teacher.close()

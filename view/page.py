@@ -67,7 +67,7 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
-PERSONAL_KEYS = ("present", "follow")  # this browser's role in a class, never part of a link to a view
+PERSONAL_KEYS = ("present", "room", "follow")  # this browser's role in a class, never part of a link to a view
 
 
 def presenting() -> bool:
