@@ -181,6 +181,24 @@ def test_a_follower_opens_the_presenters_view_and_can_stop():
     assert ROOMS.get(code) is None
 
 
+def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
+    words = text.section("classroom")
+    presenter = page_app("pages/policy.py", present="1").run()
+    assert not failures(presenter)
+    code = _query(presenter)["room"]  # kept in the presenter's URL: a reload opens the same room
+    assert ROOMS.get(code) is not None and presenter.session_state["_room"] == code
+    (qr,) = [h.proto.body for h in presenter.get("html") if "class='mpviz-qr'" in h.proto.body]
+    assert "<svg" in qr and "http" not in qr.split("aria-label")[0]  # drawn here, nothing fetched
+    assert any(m.value == words["audience"].format(n=0) for m in presenter.markdown)
+    follower = page_app("pages/policy.py", follow=code).run()  # (AppTest gives every session one id: one follower)
+    assert not failures(follower)
+    presenter.run()
+    assert any(m.value == words["audience"].format(n=1) for m in presenter.markdown)
+    assert "room" not in _query(follower), "a follower's own URL does not name the presenter's room"
+    presenter.toggle(key="present").set_value(False).run()
+    assert ROOMS.get(code) is None and "room" not in presenter.query_params
+
+
 # ── glossary ────────────────────────────────────────────────────────────────────────────────────────────────
 def test_glossary_tooltips_come_from_the_one_glossary_file():
     terms = glossary.terms()

@@ -117,6 +117,56 @@ def test_a_follower_sees_each_step_within_two_seconds_and_stays_after_stopping(b
     student.close()
 
 
+def _follows_a_step(presenter, follower) -> None:
+    presenter.keyboard.press("ArrowRight")
+    want = presenter.evaluate(STATE)
+    follower.wait_for_function(
+        f"() => {{ const s = ({STATE})(); return s && s.event === {want['event']} && s.step === {want['step']}; }}",
+        timeout=FOLLOW_WITHIN_MS + 3000,  # the first poll after a reload may wait for the new session's first run
+    )
+
+
+def _shows(page, words: str, timeout: float) -> None:
+    page.wait_for_function(
+        "(w) => document.querySelector('[data-testid=stMain]').innerText.includes(w)", arg=words, timeout=timeout
+    )
+
+
+@pytest.mark.browser
+def test_the_room_survives_a_presenter_reload_and_followers_are_told_while_the_presenter_is_gone(
+    browser, streamlit_server
+):
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    gone = words["presenter_gone"].split("{")[0].strip()
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    presenter.wait_for_function(f"() => new URLSearchParams(location.search).get('room') === '{code}'")
+    follower, _ = _open(student, f"{server}/?follow={code}")
+    _shows(presenter, words["audience"].format(n=1).replace("*", ""), 10_000)  # the live count, without a rerun
+
+    presenter.reload()  # the room and its follower survive it
+    presenter.wait_for_selector(APP_IDLE, timeout=120_000)
+    presenter.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    assert _room_code(presenter) == code and f"room={code}" in presenter.url
+    _follows_a_step(presenter, follower)
+
+    url = presenter.url
+    presenter.close()  # the presenter's tab is gone: after about 10 s the follower reads so
+    _shows(follower, gone, 20_000)
+    assert follower.evaluate("new URLSearchParams(location.search).get('follow')") == code
+    presenter, _ = _open(teacher, url)  # back, on the same link
+    assert _room_code(presenter) == code
+    follower.wait_for_function(
+        "(w) => !document.querySelector('[data-testid=stMain]').innerText.includes(w)", arg=gone, timeout=5_000
+    )
+    _follows_a_step(presenter, follower)
+    teacher.close()
+    student.close()
+
+
 # ── what a room of 30 costs ─────────────────────────────────────────────────────────────────────────────────
 def _server_pid(port: int) -> int:
     """The `streamlit run` process listening on `port` (the fixture started it with --server.port PORT)."""
