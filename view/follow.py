@@ -34,7 +34,7 @@ from view import goto, text
 from view.page import presenting
 from view.rooms import KEY, ROOMS, Room, RoomView, random_key
 from view.stepper import PLACE
-from view.url import BROWSER_KEYS, KEEP, open_view
+from view.url import BROWSER_KEYS, KEEP, open_requested_view, open_view
 
 POLL_S = 0.5  # a follower's view trails the presenter's by at most this, plus one round trip
 GONE_S = 10.0  # a presenter disconnected this long is gone (a reload reconnects within a few seconds)
@@ -170,6 +170,10 @@ def poll(words: Mapping) -> None:
     if gone_s > GONE_S:
         st.warning(words["presenter_gone"].format(code=text.echo(code), s=int(gone_s)), icon="📴")
     if (room := _news(room)) is not None and _take(room, in_fragment=True):
+        # Another page: switch to it from here (one run of the new page), not via a rerun of this page whose
+        # classroom.start would then switch (two runs per follower; with a class of them queued on one GIL, the
+        # difference is what a page change waits for).
+        open_requested_view(st.session_state.get("_page", ""))
         st.rerun(scope="app")
 
 
