@@ -46,6 +46,11 @@ def _open(context, url, *, state=True):
     return page, counter
 
 
+CARD_IN_VIEW = """() => { const host = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
+  const r = host.shadowRoot.querySelector('[data-role=card]').getBoundingClientRect();
+  return r.top >= -1 && r.bottom <= innerHeight + 1; }"""
+
+
 def _room_code(page) -> str:
     link = page.locator("[data-testid=stSidebar] [data-testid=stCode] code").first.text_content()
     return re.search(r"follow=([A-Za-z0-9_-]+)", link).group(1)
@@ -102,6 +107,7 @@ def test_a_follower_sees_each_step_within_two_seconds_and_stays_after_stopping(b
         )
     polls = counter.reruns - full_runs
     assert polls >= 1  # the follow fragment ticked; no full page run was needed to follow three steps
+    follower.wait_for_function(CARD_IN_VIEW, timeout=5_000)  # scrolled to the card the presenter shows
     assert follower.evaluate("new URLSearchParams(location.search).get('follow')") == code
 
     stop = text.load("en", "classroom")["stop_following"]

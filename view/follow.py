@@ -136,17 +136,19 @@ def _news(room: Room | None) -> Room | None:
 
 
 def _take(room: Room, *, in_fragment: bool) -> bool:
-    """Take the room's view; True when that needs a full run (another page or URL state, requested here)."""
+    """Take the room's view; True when that needs a full run (another page or URL state, requested here). The
+    presenter's stepper place goes down the go-to channel, which also scrolls the follower's step card into view."""
     seen = st.session_state.get(FOLLOWED)
     st.session_state[FOLLOWED] = (room.version, room.view)
     view = room.view
+    place = {**view.stepper, "scroll": "card"} if view.stepper else None
     if seen is None or not view.same_place(seen[1]):
         open_view(view.page, view.query)
-        if view.stepper:
-            goto.plan(view.page, dict(view.stepper))
+        if place:
+            goto.plan(view.page, place)
         return True
-    if view.stepper and view.stepper != seen[1].stepper:
-        goto.plan(view.page, dict(view.stepper))  # later full runs keep mounting it (delivered once, by id)
+    if place and view.stepper != seen[1].stepper:
+        goto.plan(view.page, place)  # later full runs keep mounting it (delivered once, by id)
         if in_fragment:
             planned = st.session_state[goto.PENDING]
             goto.mount(planned["id"], planned["target"], key="goto_follow")
