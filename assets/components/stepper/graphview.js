@@ -244,7 +244,7 @@ const GraphView = (Base) => class extends Base {
   // an accident: nothing before the first op that created inf/NaN is marked.)
   nonfinite(i) {
     const first = this.b.first_nonfinite;
-    if (!first || i < first.event) return false;
+    if (!first || this.meta.conceal || i < first.event) return false;  // concealed: a "think first" stop's answer
     const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
     return Boolean(st && (st.nan || st.posinf || st.neginf));
   }

@@ -175,7 +175,7 @@ class Stepper extends Navigation(ElementView(HeatmapView(ValuesView(GraphView(Wo
   buildBanners() {
     const box = this.$("banners");
     box.replaceChildren();
-    const fn = this.b.first_nonfinite;
+    const fn = this.meta.conceal ? null : this.b.first_nonfinite;  // a "think first" stop hides its answer
     if (fn) {
       const e = this.b.events[fn.event];
       const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));
