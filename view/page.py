@@ -23,9 +23,14 @@ Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a
 
 
 def page_header(words: Mapping) -> None:
-    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file)."""
+    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file). In
+    presenter mode the introduction is folded away: a projector's first screen is the lesson itself."""
     leave_legacy_pages_mode()
     st.title(words["title"])
+    if presenting():
+        with st.expander(text.section("classroom")["about"]):
+            st.markdown(words["intro"])
+        return
     st.markdown(words["intro"])
 
 
