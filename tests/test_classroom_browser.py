@@ -13,6 +13,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -85,6 +86,23 @@ def test_a_tour_stop_moves_the_stepper_without_reloading_and_scrolls_to_its_sect
         arg=heading,
         timeout=10_000,
     )
+    context.close()
+
+
+@pytest.mark.browser
+def test_a_think_first_stop_keeps_the_inf_banner_until_the_answer_is_revealed(browser, streamlit_server):
+    server, _ = streamlit_server
+    (n,) = [n for n, s in enumerate(tour.stops(), start=1) if s.think_first and s.target.get("nonfinite")]
+    link = urlencode({**tour.stops()[n - 1].query, "tour": n})  # the link the stop leaves in the address bar
+    alarm = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
+      return !!h.shadowRoot.querySelector('.mpv-alarm, .mpv-bad-key'); }"""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page, _ = _open(context, f"{server}/?{link}")
+    page.wait_for_timeout(1000)  # a late banner would show by now
+    assert not page.evaluate(alarm), "the red inf banner answers the stop's question: hidden until the reveal"
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["reveal"]).click()
+    page.wait_for_function(alarm, timeout=30_000)
+    page.wait_for_function(f"({STATE})() && ({STATE})().title.includes('exp')", timeout=30_000)  # at the first inf
     context.close()
 
 
