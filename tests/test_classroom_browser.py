@@ -1,6 +1,8 @@
 """The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading
-the page, a follower follows a presenter within 2 s and stays put after stopping, and (slow) what 30 followers of
-one room cost the server, printed.
+the page, a think-first stop hides its answer until Reveal, a follower follows a presenter within 2 s (scrolled to
+the step card) and stays put after stopping, a room survives a presenter reload and its follower is told while the
+presenter is gone, and (slow) what 30 followers of one room cost the server and how fast steps and page changes
+reach them, printed.
 
 The 30 followers are small websocket clients that behave like a browser tab for this purpose: they open the follow
 link, then send the follow fragment's auto-rerun every interval the server asked for, as Streamlit's frontend does.

@@ -17,6 +17,7 @@ lesson, until one takes the room again.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from functools import lru_cache
 from urllib.parse import urlencode, urlsplit
@@ -117,7 +118,7 @@ def banner(words: Mapping) -> None:
     row.markdown(words["room_banner"].format(link=text.echo(link)))
     row.markdown(words["audience"].format(n=ROOMS.audience(code)))
     with row.popover(words["qr"]):
-        st.html(f"<div class='mpviz-qr' aria-label='{text.echo(link)}'>{qr_svg(link)}</div>")
+        st.html(f"<div class='mpviz-qr' role='img' aria-label='{html.escape(link, quote=True)}'>{qr_svg(link)}</div>")
         st.markdown(text.echo(link))
 
 
