@@ -72,6 +72,7 @@ def test_a_tour_stop_moves_the_stepper_without_reloading_and_scrolls_to_its_sect
     page.wait_for_function(f"({STATE})() && ({STATE})().landmarks.includes('{stops[2].target['landmark']}')")
     assert "device=cuda-sim" in page.url
     page.get_by_role("button", name=text.load("en", "tour")["bar"]["next"]).click()  # stop 4: the first inf
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["reveal"]).click()  # a think-first stop
     page.wait_for_function(  # the new run shows first (at the step it had), then the stop's place arrives
         f"({STATE})() && ({STATE})().title.includes('exp') && location.search.includes('view=full')", timeout=60_000
     )
