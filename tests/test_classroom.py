@@ -88,6 +88,30 @@ def _check_stop(at, n: int, stop: tour.Stop) -> None:
             assert shown.get(key, value) == value
 
 
+def _check_hidden_answer(at, n: int) -> None:
+    """A think-first stop before its reveal: the question and a Reveal button, no notice, no go-to to the answer,
+    and the stepper told to hide the first inf/NaN (its banner names the answer)."""
+    assert not failures(at), (n, failures(at))
+    answer = tour.target(tour.stops()[n - 1])  # (an earlier stop's place may still be mounted: delivered once, by id)
+    assert not at.get("popover") and answer not in _goto_targets(at), (n, "the answer waits for the reveal")
+    assert at.button(key="tour_reveal").label == text.section("tour")["bar"]["reveal"]
+    assert _stepper_payload(at)["meta"].get("conceal") == 1
+
+
+def test_a_think_first_stop_shows_its_answer_only_on_reveal():
+    (n,) = [n for n, s in enumerate(tour.stops(), start=1) if s.target and s.target.get("nonfinite")]
+    assert tour.stops()[n - 1].think_first, "where the first inf appears is the question: the banner is its answer"
+    at = page_app("pages/attention.py", **tour.stops()[n - 1].query, tour=str(n)).run()
+    _check_hidden_answer(at, n)
+    at.button(key="tour_reveal").click().run()
+    assert not failures(at) and "conceal" not in _stepper_payload(at)["meta"]
+    assert _goto_targets(at) == [tour.target(tour.stops()[n - 1])] and at.get("popover")
+    assert _stepper_payload(at)["bundle"]["first_nonfinite"] is not None  # the run has the answer to reveal
+    at.button(key="tour_back").click().run()  # another stop, and back: it asks again
+    at.button(key="tour_next").click().run()
+    _check_hidden_answer(at, n)
+
+
 def test_next_visits_every_stop_and_every_stop_link_opens_it():
     stops = tour.stops()
     at = page_app(lessons.lesson(stops[0].page).page, tour="1").run()
@@ -95,9 +119,13 @@ def test_next_visits_every_stop_and_every_stop_link_opens_it():
     for n, stop in enumerate(stops, start=1):
         if n > 1:
             at.button(key="tour_next").click().run()
+        if stop.think_first:
+            _check_hidden_answer(at, n)
+            at.switch_page(lessons.lesson(stop.page).page)  # where the browser is (AppTest reruns its first page)
+            at.button(key="tour_reveal").click().run()
         _check_stop(at, n, stop)
         target = tour.target(stop)
-        assert _goto_targets(at) == [target], (n, "its place is delivered on arrival")
+        assert _goto_targets(at) == [target], (n, "its place is delivered on arrival (on reveal: think first)")
         links[n] = _query(at)
         assert links[n] == {**{k: v for k, v in stop.query.items() if k in links[n]}, "tour": str(n)}
     assert at.button(key="tour_next").disabled and not at.button(key="tour_back").disabled
@@ -105,6 +133,9 @@ def test_next_visits_every_stop_and_every_stop_link_opens_it():
     _check_stop(at, len(stops) - 1, stops[-2])
     for n, stop in enumerate(stops, start=1):  # the link each stop leaves in the address bar, opened fresh
         fresh = page_app(lessons.lesson(stop.page).page, **links[n]).run()
+        if stop.think_first:
+            _check_hidden_answer(fresh, n)
+            fresh.button(key="tour_reveal").click().run()
         _check_stop(fresh, n, stop)
         assert _goto_targets(fresh) == [tour.target(stop)]
 
@@ -179,6 +210,24 @@ def test_a_follower_opens_the_presenters_view_and_can_stop():
     assert follower.session_state["_page"] == "formats" and follower.session_state["value"] == "70000"
     presenter.toggle(key="present").set_value(False).run()  # presenter mode off: the room closes
     assert ROOMS.get(code) is None
+
+
+def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
+    words = text.section("classroom")
+    presenter = page_app("pages/policy.py", present="1").run()
+    assert not failures(presenter)
+    code = _query(presenter)["room"]  # kept in the presenter's URL: a reload opens the same room
+    assert ROOMS.get(code) is not None and presenter.session_state["_room"] == code
+    (qr,) = [h.proto.body for h in presenter.get("html") if "class='mpviz-qr'" in h.proto.body]
+    assert "<svg" in qr and "http" not in qr.split("aria-label")[0]  # drawn here, nothing fetched
+    assert any(m.value == words["audience"].format(n=0) for m in presenter.markdown)
+    follower = page_app("pages/policy.py", follow=code).run()  # (AppTest gives every session one id: one follower)
+    assert not failures(follower)
+    presenter.run()
+    assert any(m.value == words["audience"].format(n=1) for m in presenter.markdown)
+    assert "room" not in _query(follower), "a follower's own URL does not name the presenter's room"
+    presenter.toggle(key="present").set_value(False).run()
+    assert ROOMS.get(code) is None and "room" not in presenter.query_params
 
 
 # ── glossary ────────────────────────────────────────────────────────────────────────────────────────────────

@@ -1,6 +1,8 @@
 """The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading
-the page, a follower follows a presenter within 2 s and stays put after stopping, and (slow) what 30 followers of
-one room cost the server, printed.
+the page, a think-first stop hides its answer until Reveal, a follower follows a presenter within 2 s (scrolled to
+the step card) and stays put after stopping, a room survives a presenter reload and its follower is told while the
+presenter is gone, and (slow) what 30 followers of one room cost the server and how fast steps and page changes
+reach them, printed.
 
 The 30 followers are small websocket clients that behave like a browser tab for this purpose: they open the follow
 link, then send the follow fragment's auto-rerun every interval the server asked for, as Streamlit's frontend does.
@@ -13,6 +15,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -20,17 +23,20 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
+from mpviz import lessons
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 from view import text, tour
 from view.follow import POLL_S
-from view.websocket_session import MAX_MESSAGE_BYTES, rerun_request
+from view.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
 
 FOLLOW_WITHIN_MS = 2000  # a class can't follow a lagging screen: a follower shows the presenter's step within 2 s
 FOLLOWERS = 30
 IDLE_S = 10.0
 MOVES = 10
 MOVE_EVERY_S = 1.0
+PAGE_CHANGES = ("formats", "attention", "softmax", "attention", "policy", "attention")  # lesson to lesson and back
+PAGE_EVERY_S = 4.0
 
 
 def _open(context, url, *, state=True):
@@ -41,6 +47,11 @@ def _open(context, url, *, state=True):
     if state:
         page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     return page, counter
+
+
+CARD_IN_VIEW = """() => { const host = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
+  const r = host.shadowRoot.querySelector('[data-role=card]').getBoundingClientRect();
+  return r.top >= -1 && r.bottom <= innerHeight + 1; }"""
 
 
 def _room_code(page) -> str:
@@ -61,6 +72,7 @@ def test_a_tour_stop_moves_the_stepper_without_reloading_and_scrolls_to_its_sect
     page.wait_for_function(f"({STATE})() && ({STATE})().landmarks.includes('{stops[2].target['landmark']}')")
     assert "device=cuda-sim" in page.url
     page.get_by_role("button", name=text.load("en", "tour")["bar"]["next"]).click()  # stop 4: the first inf
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["reveal"]).click()  # a think-first stop
     page.wait_for_function(  # the new run shows first (at the step it had), then the stop's place arrives
         f"({STATE})() && ({STATE})().title.includes('exp') && location.search.includes('view=full')", timeout=60_000
     )
@@ -77,6 +89,23 @@ def test_a_tour_stop_moves_the_stepper_without_reloading_and_scrolls_to_its_sect
         arg=heading,
         timeout=10_000,
     )
+    context.close()
+
+
+@pytest.mark.browser
+def test_a_think_first_stop_keeps_the_inf_banner_until_the_answer_is_revealed(browser, streamlit_server):
+    server, _ = streamlit_server
+    (n,) = [n for n, s in enumerate(tour.stops(), start=1) if s.think_first and s.target.get("nonfinite")]
+    link = urlencode({**tour.stops()[n - 1].query, "tour": n})  # the link the stop leaves in the address bar
+    alarm = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
+      return !!h.shadowRoot.querySelector('.mpv-alarm, .mpv-bad-key'); }"""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page, _ = _open(context, f"{server}/?{link}")
+    page.wait_for_timeout(1000)  # a late banner would show by now
+    assert not page.evaluate(alarm), "the red inf banner answers the stop's question: hidden until the reveal"
+    page.get_by_role("button", name=text.load("en", "tour")["bar"]["reveal"]).click()
+    page.wait_for_function(alarm, timeout=30_000)
+    page.wait_for_function(f"({STATE})() && ({STATE})().title.includes('exp')", timeout=30_000)  # at the first inf
     context.close()
 
 
@@ -99,6 +128,7 @@ def test_a_follower_sees_each_step_within_two_seconds_and_stays_after_stopping(b
         )
     polls = counter.reruns - full_runs
     assert polls >= 1  # the follow fragment ticked; no full page run was needed to follow three steps
+    follower.wait_for_function(CARD_IN_VIEW, timeout=5_000)  # scrolled to the card the presenter shows
     assert follower.evaluate("new URLSearchParams(location.search).get('follow')") == code
 
     stop = text.load("en", "classroom")["stop_following"]
@@ -110,6 +140,56 @@ def test_a_follower_sees_each_step_within_two_seconds_and_stays_after_stopping(b
         presenter.keyboard.press("ArrowRight")
     time.sleep(3 * POLL_S + 1)  # longer than a follower needs to follow
     assert follower.evaluate(STATE)["event"] == stayed["event"] != presenter.evaluate(STATE)["event"]
+    teacher.close()
+    student.close()
+
+
+def _follows_a_step(presenter, follower) -> None:
+    presenter.keyboard.press("ArrowRight")
+    want = presenter.evaluate(STATE)
+    follower.wait_for_function(
+        f"() => {{ const s = ({STATE})(); return s && s.event === {want['event']} && s.step === {want['step']}; }}",
+        timeout=FOLLOW_WITHIN_MS + 3000,  # the first poll after a reload may wait for the new session's first run
+    )
+
+
+def _shows(page, words: str, timeout: float) -> None:
+    page.wait_for_function(
+        "(w) => document.querySelector('[data-testid=stMain]').innerText.includes(w)", arg=words, timeout=timeout
+    )
+
+
+@pytest.mark.browser
+def test_the_room_survives_a_presenter_reload_and_followers_are_told_while_the_presenter_is_gone(
+    browser, streamlit_server
+):
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    gone = words["presenter_gone"].split("{")[0].strip()
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    presenter.wait_for_function(f"() => new URLSearchParams(location.search).get('room') === '{code}'")
+    follower, _ = _open(student, f"{server}/?follow={code}")
+    _shows(presenter, words["audience"].format(n=1).replace("*", ""), 10_000)  # the live count, without a rerun
+
+    presenter.reload()  # the room and its follower survive it
+    presenter.wait_for_selector(APP_IDLE, timeout=120_000)
+    presenter.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    assert _room_code(presenter) == code and f"room={code}" in presenter.url
+    _follows_a_step(presenter, follower)
+
+    url = presenter.url
+    presenter.close()  # the presenter's tab is gone: after about 10 s the follower reads so
+    _shows(follower, gone, 20_000)
+    assert follower.evaluate("new URLSearchParams(location.search).get('follow')") == code
+    presenter, _ = _open(teacher, url)  # back, on the same link
+    assert _room_code(presenter) == code
+    follower.wait_for_function(
+        "(w) => !document.querySelector('[data-testid=stMain]').innerText.includes(w)", arg=gone, timeout=5_000
+    )
+    _follows_a_step(presenter, follower)
     teacher.close()
     student.close()
 
@@ -139,9 +219,11 @@ class Follower:
         self.base_url, self.query = base_url, f"follow={code}"
         self.ticks = 0
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
+        self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
         self.errors: list[str] = []
 
     async def _until_finished(self, ws, fragment: dict) -> None:
+        shown = fragment.get("page")
         for _ in range(5000):
             msg = ForwardMsg()
             msg.ParseFromString(await ws.recv(decode=False))
@@ -157,6 +239,8 @@ class Follower:
                 elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
                     self.gotos.append(time.perf_counter())
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if shown is not None and fragment["page"] != shown:
+                    self.pages.append(time.perf_counter())
                 return
         raise AssertionError("no script_finished")
 
@@ -190,6 +274,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     server, _ = streamlit_server
     pid = _server_pid(int(server.rsplit(":", 1)[1]))
     teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    for slug in set(PAGE_CHANGES):  # warm caches: a page change then costs what following costs, not a first run
+        _open(teacher, f"{server}/{'' if lessons.lesson(slug).home else slug}", state=False)[0].close()
     presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
     followers = [Follower(server, code) for _ in range(FOLLOWERS)]
@@ -227,12 +313,23 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         time.sleep(2 * POLL_S)
         moving = {"cpu": _cpu_s(pid) - cpu0, "ticks": sum(f.ticks for f in followers) - ticks0}
         moving |= {"s": time.perf_counter() - t0, "presenter_runs": presenter_runs.reruns - runs0}
+        changes = []
+        presenter.locator("[data-testid=stExpandSidebarButton]").click()  # presenter mode starts it collapsed
+        for slug in PAGE_CHANGES:  # the presenter opens another lesson from the navigation
+            path = "" if lessons.lesson(slug).home else slug  # the home lesson's path is "/"
+            presenter.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").click()
+            changes.append(time.perf_counter())
+            time.sleep(PAGE_EVERY_S)
+        arrived, deadline = -1, time.monotonic() + 60  # a loaded machine: let late page changes arrive before stopping
+        while time.monotonic() < deadline and arrived != (arrived := sum(len(f.pages) for f in followers)):
+            time.sleep(2)
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(60)
     tick_ms = idle["cpu"] * 1e3 / max(idle["ticks"], 1)
     extra = moving["cpu"] - idle["cpu"] / idle["s"] * moving["s"]  # what the moves added to the polling
-    lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if g >= moves[0]]
+    lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if moves[0] <= g < changes[0]]
+    page_lags = [p - max(c for c in changes if c <= p) for f in followers for p in f.pages if p >= changes[0]]
     printout(
         f"follow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
         f"  idle   {idle['s']:.1f} s: {idle['ticks']} polls, server CPU {idle['cpu'] * 1e3 / idle['s']:.0f} ms/s"
@@ -241,8 +338,13 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         f" server CPU {moving['cpu'] * 1e3 / moving['s']:.0f} ms/s,"
         f" {extra * 1e3 / MOVES:.1f} ms per step on top of the polling\n"
         f"  a step reached a follower after p50 {statistics.median(lags) * 1e3:.0f} ms,"
-        f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)"
+        f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)\n"
+        f"  a page change ({', '.join(PAGE_CHANGES)}) reached a follower after"
+        f" p50 {statistics.median(page_lags) * 1e3:.0f} ms, p95 {percentile(page_lags, 95) * 1e3:.0f} ms,"
+        f" max {max(page_lags) * 1e3:.0f} ms ({len(page_lags)} deliveries)"
     )
     assert not [e for f in followers for e in f.errors]
     assert len(lags) >= FOLLOWERS * MOVES * 0.9  # (nearly) every follower got (nearly) every step
+    # (nearly) every follower went to (nearly) every page: one that lagged two changes behind goes to the newest at once
+    assert len(page_lags) >= FOLLOWERS * len(PAGE_CHANGES) * 0.9
     teacher.close()

@@ -95,3 +95,36 @@ def test_threads_publishing_and_polling_at_once():
         t.join()
     assert rooms.get(code).version == 500
     assert all(version == step + 1 for version, step in seen if version)  # a snapshot is never torn
+
+
+def test_a_reloaded_presenter_takes_its_exact_code_back_even_with_a_suffix():
+    rooms = RoomRegistry()
+    alive = {"a": True, "b": True}
+    assert rooms.open("K", "a", alive.get) == "K"
+    assert rooms.open("K", "b", alive.get) == "K-2"
+    rooms.publish("K-2", "b", RoomView("formats"))
+    alive |= {"b": False, "b2": True}  # b reloaded: its URL says room=K-2
+    assert rooms.open("K", "b2", alive.get, exact="K-2") == "K-2" and rooms.get("K-2").version == 1
+    assert rooms.open("K", "c", alive.get, exact="K") == "K-3"  # K's presenter is connected: not taken
+    assert rooms.open("Z", "d", alive.get, exact="bad code") == "Z"  # a malformed code is ignored
+
+
+def test_a_poll_says_how_long_the_presenter_has_been_gone_and_counts_the_followers():
+    clock = Clock()
+    rooms = RoomRegistry(clock=clock)
+    alive = {"t": True}
+    code = rooms.open("K", "t", alive.get)
+    assert rooms.poll("nowhere", "f0", alive.get) == (None, 0.0)
+    for f in ("f1", "f2", "f3"):
+        room, gone = rooms.poll(code, f, alive.get)
+        assert room.code == code and gone == 0.0
+    assert rooms.audience(code) == 3
+    alive["t"] = False
+    clock.now = 1.0
+    assert rooms.poll(code, "f1", alive.get)[1] == 0.0  # first seen gone now
+    clock.now = 12.0
+    assert rooms.poll(code, "f1", alive.get)[1] == 11.0
+    assert rooms.audience(code) == 1  # f2 and f3 stopped polling more than FOLLOWER_TTL_S ago
+    rooms.open(code, "t2", alive.get, exact=code)  # the presenter is back
+    alive["t2"] = True
+    assert rooms.poll(code, "f1", alive.get)[1] == 0.0

@@ -1,8 +1,8 @@
 """The classroom around every lesson: presenter mode, follow-me, the guided lesson's bar. app.py calls `start`
 first in every run, `sidebar` with the sidebar, `bar` above the page and `finish` after it.
 
-URL keys (all pages): `present=1` presenter mode, `follow=CODE` follow a presenter's room, `tour=N` the guided
-lesson's stop N (view/tour.py).
+URL keys (all pages): `present=1` presenter mode, `room=CODE` the presenter's room (kept across a reload),
+`follow=CODE` follow a presenter's room, `tour=N` the guided lesson's stop N (view/tour.py).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from view.url import UrlParam, dump_bool, open_requested_view, parse_bool, seed_
 
 PARAMS = [
     UrlParam("present", False, parse_bool, dump_bool),
+    UrlParam("room", "", parse_code),
     UrlParam("follow", "", parse_code),
     UrlParam("tour", 0, tour.parse_stop),
 ]
@@ -41,17 +42,21 @@ def sidebar() -> None:
     st.sidebar.toggle(words["present"], key="present", help=words["present_help"])
     if presenting():
         st.html(PRESENTER_CSS)
+    else:
+        follow.close_room()
     follow.sidebar(words)
     write_url(PARAMS)
 
 
 def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
-    """Above the page: in presenter mode the follow link, for the class to read off the screen; the guided
-    lesson's bar while a stop is open. Returns what finishes the bar after the page ran."""
+    """Above the page: in presenter mode the follow link, for the class to read off the screen, and how many
+    follow; a follower's poll (and word that the presenter is gone); the guided lesson's bar while a stop is open.
+    Returns what finishes the bar after the page ran."""
+    words = text.section("classroom")
     if presenting():
-        code = follow.room_code()
-        words = text.section("classroom")
-        st.caption(words["room_banner"].format(link=text.echo(follow.follow_link(code))))
+        follow.banner(words)
+    if follow.following():
+        follow.poll(words)
     return tour.bar(lesson)
 
 

@@ -23,9 +23,14 @@ Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a
 
 
 def page_header(words: Mapping) -> None:
-    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file)."""
+    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file). In
+    presenter mode the introduction is folded away: a projector's first screen is the lesson itself."""
     leave_legacy_pages_mode()
     st.title(words["title"])
+    if presenting():
+        with st.expander(text.section("classroom")["about"]):
+            st.markdown(words["intro"])
+        return
     st.markdown(words["intro"])
 
 
@@ -67,7 +72,7 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
-PERSONAL_KEYS = ("present", "follow")  # this browser's role in a class, never part of a link to a view
+PERSONAL_KEYS = ("present", "room", "follow")  # this browser's role in a class, never part of a link to a view
 
 
 def presenting() -> bool:

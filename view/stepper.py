@@ -12,6 +12,8 @@ session:
     {"bundle": <LessonBundle.to_json()>, "text": {"ui": <stepper.toml>, "glossary": <glossary.toml>},
      "style": {"dtype_colors": {dtype: "#rrggbb"}}, "meta": {"key": <component key>, "locale": "en"}}
 
+With `conceal` meta carries "conceal": 1 and the stepper keeps the run's answer to a "think first" question to itself
+(the first inf/NaN's banner and marks; view/tour.py lifts it on reveal).
 In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true, and the stepper
 then sends its place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the
 presenter's session only), which `mount_stepper` leaves in session state under PLACE for view.follow to publish.
@@ -88,12 +90,14 @@ def _join(bundle: bytes, text: bytes, colors: bytes, meta: bytes) -> bytes:
 
 
 @lru_cache(maxsize=16)
-def _meta(key: str, locale: str, scale: float = 1.0, publish: bool = False) -> bytes:
+def _meta(key: str, locale: str, scale: float = 1.0, publish: bool = False, conceal: bool = False) -> bytes:
     meta: dict = {"key": key, "locale": locale}
     if scale != 1.0:
         meta["scale"] = scale
     if publish:
         meta["publish"] = 1
+    if conceal:
+        meta["conceal"] = 1
     return json.dumps(meta, separators=(",", ":")).encode()
 
 
@@ -105,10 +109,12 @@ def stepper_payload(
     key: str = "stepper",
     locale: str = "en",
     presenter: bool = False,
+    conceal: bool = False,
 ) -> bytes:
     """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session."""
     bundle = _utf8(bundle_json) if isinstance(bundle_json, str) else bytes(bundle_json)
-    meta = _meta(key, locale, PRESENTER_SCALE, True) if presenter else _meta(key, locale)
+    scale, publish = (PRESENTER_SCALE, True) if presenter else (1.0, False)
+    meta = _meta(key, locale, scale, publish, conceal)
     return _join(bundle, _json_once(text), _json_once(colors), meta)
 
 
@@ -124,12 +130,14 @@ def mount_stepper(
     colors: dict | None = None,
     locale: str = "en",
     presenter: bool = False,
+    conceal: bool = False,
 ) -> None:
     """Show the stepper for one lesson bundle (`mpviz.bundle.LessonBundle.to_json()`, ideally as shared bytes).
 
     `text` defaults to this locale's stepper + glossary tables; `colors` to the app's DTYPE_COLORS. `key` names the
     component instance (and its saved place in the browser's sessionStorage); keep it stable across reruns.
     `presenter`: projector-sized, and the stepper reports its place (session state PLACE) for the follow-me room.
+    `conceal`: a "think first" stop's answer (where inf/NaN first appears) stays hidden until it is revealed.
     """
     payload = stepper_payload(
         bundle_json,
@@ -138,6 +146,7 @@ def mount_stepper(
         key=key,
         locale=locale,
         presenter=presenter,
+        conceal=conceal,
     )
     if not presenter:
         _component(key=key, data=payload, width="stretch", height="content")

@@ -3,7 +3,9 @@
 A stop is a view (a lesson page, its URL state, and a place in the stepper or a heading to scroll to), a question
 and what to notice. While `?tour=N` is in the URL, app.py shows the stop's bar above any lesson (`bar`), with Back
 and Next; opening a stop goes through view.url.open_view, so the page, its URL state and the stepper move
-exactly as a shared link would set them. The numbers in "what to notice" are facts (FACTS) computed when the bar
+exactly as a shared link would set them. A "think first" stop opens without its answer: no go-to to its target and
+the stepper's inf/NaN banner and marks hidden (`concealing`), until the bar's Reveal button goes there and shows
+what to notice. The numbers in "what to notice" are facts (FACTS) computed when the bar
 is drawn, after the page has run, so they mostly hit the caches the page just filled; only the facts a text quotes
 are computed.
 """
@@ -34,6 +36,7 @@ from view.url import open_view
 
 STOPS_FILE = Path(__file__).with_name("tour.toml")
 SEEN = "_tour_at"  # session key: the stop whose view this session last opened (its go-to is planned once)
+REVEALED = "_tour_revealed"  # session key: the think-first stop whose answer this session revealed
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Stop:
     query: Mapping[str, str] = field(default_factory=dict)
     section: str | None = None
     target: Mapping[str, Any] | None = None
+    think_first: bool = False
 
 
 @cache
@@ -58,6 +62,7 @@ def stops() -> tuple[Stop, ...]:
             {k: str(v) for k, v in s.get("query", {}).items()},
             s.get("section"),
             s.get("target"),
+            bool(s.get("think_first", False)),
         )
         for s in raw
     )
@@ -94,19 +99,37 @@ def open_stop(n: int) -> None:
     """Open stop `n` (a button callback): its page with exactly its URL state, `?tour=n` added."""
     stop = stops()[n - 1]
     st.session_state.pop(SEEN, None)  # plan its go-to again, even when it is the stop already open
+    st.session_state.pop(REVEALED, None)  # a think-first stop asks again
     open_view(stop.page, {**stop.query, "tour": str(n)})
 
 
 def leave_tour() -> None:
     st.session_state["tour"] = 0
     st.session_state.pop(SEEN, None)
+    st.session_state.pop(REVEALED, None)
+
+
+def reveal(n: int) -> None:
+    """The Reveal button of think-first stop `n`: its go-to is planned now, its notice shown."""
+    st.session_state[REVEALED] = n
+    st.session_state.pop(SEEN, None)
+
+
+def _hidden(n: int) -> bool:
+    return stops()[n - 1].think_first and st.session_state.get(REVEALED) != n
+
+
+def concealing(page: str) -> bool:
+    """Whether lesson `page` shows an open think-first stop whose answer is not revealed yet."""
+    n = st.session_state.get("tour", 0)
+    return bool(n) and stops()[n - 1].page == page and _hidden(n)
 
 
 def plan_arrival(n: int, page: str) -> None:
     """On the first run that shows stop `n` on its own page (by Next/Back or by a shared link), plan its go-to.
     A follower's place comes from the presenter instead."""
     stop = stops()[n - 1]
-    if st.session_state.get(SEEN) == n or page != stop.page or follow.following():
+    if st.session_state.get(SEEN) == n or page != stop.page or follow.following() or _hidden(n):
         return
     st.session_state[SEEN] = n
     if (t := target(stop)) is not None:
@@ -209,7 +232,9 @@ def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
         row.button(bar_words["back"], on_click=open_stop, args=(n - 1,), disabled=n == 1, key="tour_back")
         row.button(bar_words["next"], on_click=open_stop, args=(n + 1,), disabled=last, key="tour_next", type="primary")
         here = lesson.slug == stop.page
-        if here:
+        if here and _hidden(n):
+            row.button(bar_words["reveal"], on_click=reveal, args=(n,), key="tour_reveal", type="primary")
+        elif here:
             notice = row.popover(bar_words["notice"]).empty()
         else:  # the reader went elsewhere with the tour open
             row.button(bar_words["reopen"], on_click=open_stop, args=(n,), key="tour_reopen")
@@ -218,7 +243,7 @@ def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
             st.caption(bar_words["elsewhere"].format(lesson=lesson_title(stop.page)))
         elif last:
             st.caption(bar_words["last"])
-    if not here:
+    if not here or _hidden(n):
         return None
 
     def draw_notice() -> None:

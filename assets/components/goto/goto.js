@@ -3,7 +3,9 @@
 // data do nothing. It is handed on in two ways, so the order of mounting does not matter:
 //  - window event "mpviz:goto" (detail = {id, target}) for whoever listens now (the attention stepper);
 //  - the registry's `pending`, which a stepper that mounts later consumes (it records the id in `consumed`).
-// A target's `heading` (the text of a heading of the page) is scrolled into view, below the tour's sticky bar.
+// A target's `heading` (the text of a heading of the page) is scrolled into view, below the tour's sticky bar; a
+// target with `scroll: "card"` (a follower's: view/follow.py) scrolls the stepper's step card into view once the
+// stepper has moved, so a student sees the card the presenter shows.
 // No network, no HTML from strings.
 
 const GOTO = (window[Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null });
@@ -16,6 +18,17 @@ export default function goTo(component) {
   GOTO.pending = d;
   window.dispatchEvent(new CustomEvent("mpviz:goto", { detail: d }));
   if (typeof d.target?.heading === "string") scrollToHeading(d.target.heading, HEADING_TRIES);
+  if (d.target?.scroll === "card") scrollToCard(d.id, HEADING_TRIES);
+}
+
+function scrollToCard(id, tries) {
+  if (GOTO.last !== id) return;  // a newer place arrived: it scrolls for itself
+  const host = document.querySelector(".st-key-stepper [data-testid=stBidiComponentIsolated]");
+  const card = host?.shadowRoot?.querySelector("[data-role=card]");
+  if (card && GOTO.consumed === id) {  // the stepper took this place (and rendered it): bring its card into view
+    requestAnimationFrame(() => card.scrollIntoView({ block: "nearest", behavior: "instant" }));
+  }
+  else if (tries > 0) setTimeout(() => scrollToCard(id, tries - 1), 100);
 }
 
 function scrollToHeading(text, tries) {

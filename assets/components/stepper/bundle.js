@@ -16,8 +16,10 @@ export class BundleReader {
    * @param {import("./schema.js").Bundle} b the lesson bundle
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
    */
-  constructor(b, paramOrder = []) {
+  // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed
+  constructor(b, paramOrder = [], { conceal = false } = {}) {
     this.b = b;
+    this.firstNonfinite = conceal ? null : b.first_nonfinite;
     this.sig = JSON.stringify([b.run.config, b.run.device, b.run.autocast_dtype]);
     this.samples = new Map();
     this.specs = new Map();
@@ -154,7 +156,7 @@ export class BundleReader {
   // does event i's first measured output hold inf or NaN made by an overflow? (A causal mask's -inf is an input, not
   // an accident: nothing before the first op that created inf/NaN is marked.)
   nonfinite(i) {
-    const first = this.b.first_nonfinite;
+    const first = this.firstNonfinite;
     if (!first || i < first.event) return false;
     const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
     return Boolean(st && (st.nan || st.posinf || st.neginf));

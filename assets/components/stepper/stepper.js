@@ -155,7 +155,7 @@ class Stepper {
     this.meta = payload.meta || {};
     const b = payload.bundle;
     this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale || "en", (...a) => this.emit(...a));
-    this.reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {})); // weight, bias: text's order
+    this.reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: !!this.meta.conceal });
     if (before)
       this.place.pos = this.positionOf(this.reader.matchEvent(before)); // a new run: keep the same tensor
     else this.place = this.restoreState();

@@ -63,7 +63,7 @@ var BannersPanel = class extends Panel {
   build() {
     const box = this.el;
     box.replaceChildren();
-    const fn = this.b.first_nonfinite;
+    const fn = this.bundle.firstNonfinite;
     if (fn) {
       const e = this.b.events[fn.event];
       const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));
@@ -556,8 +556,10 @@ var BundleReader = class {
    * @param {import("./schema.js").Bundle} b the lesson bundle
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
    */
-  constructor(b, paramOrder = []) {
+  // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed
+  constructor(b, paramOrder = [], { conceal = false } = {}) {
     this.b = b;
+    this.firstNonfinite = conceal ? null : b.first_nonfinite;
     this.sig = JSON.stringify([b.run.config, b.run.device, b.run.autocast_dtype]);
     this.samples = /* @__PURE__ */ new Map();
     this.specs = /* @__PURE__ */ new Map();
@@ -682,7 +684,7 @@ var BundleReader = class {
   // does event i's first measured output hold inf or NaN made by an overflow? (A causal mask's -inf is an input, not
   // an accident: nothing before the first op that created inf/NaN is marked.)
   nonfinite(i) {
-    const first = this.b.first_nonfinite;
+    const first = this.firstNonfinite;
     if (!first || i < first.event) return false;
     const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
     return Boolean(st && (st.nan || st.posinf || st.neginf));
@@ -2492,7 +2494,7 @@ var Stepper = class {
     this.meta = payload.meta || {};
     const b = payload.bundle;
     this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale || "en", (...a) => this.emit(...a));
-    this.reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}));
+    this.reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: !!this.meta.conceal });
     if (before)
       this.place.pos = this.positionOf(this.reader.matchEvent(before));
     else this.place = this.restoreState();
