@@ -39,7 +39,7 @@ def _notice(browser, server: str, device: str, dtype: str, landmark: str, kind: 
 def test_stepper_renders_the_new_notices(browser, streamlit_server):
     server, _ = streamlit_server
     probs = _notice(browser, server, "cuda-sim", "fp16", "probs", "dtype_argument_converted")
-    assert "aten::softmax.int" in probs and "dtype=float32" in probs and "float16 → float32" in probs
+    assert "aten::softmax.int" in probs and "dtype=float32" in probs and "fp16 → fp32" in probs  # dtype badges
     assert "{" not in probs and "inserted these" not in probs
     context = _notice(browser, server, "cpu", "bf16", "context", "listed_arrived_same")
     assert "aten::matmul" in context and "lower_precision_fp" in context and "{" not in context
