@@ -18,6 +18,7 @@ import mpviz
 from mpviz.admission import default_cache, default_gate
 from mpviz.bundle import counterpart_device, lesson_bundle
 from mpviz.formats import encode
+from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
 from view import text
@@ -111,6 +112,20 @@ def attention_lesson(rc: RunConfig) -> bytes | None:
     key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
     build = lambda: lesson_bundle(rc.config, rc.device, rc.dtype).to_json().encode()  # noqa: E731
     return _shown_errors(lambda: shared(key, build, heavy))
+
+
+def kernel_notice() -> None:
+    """Say so when this machine's low-precision kernels crashed in the probe (mpviz.kernel_probe); else nothing."""
+    probe, words = ensure_safe_kernels(), text.section("common")
+    if probe.crashed_signal is None:
+        return
+    fields = dict(kernel=probe.crashed_kernel or "?", signal=probe.signal_name, cap=probe.isa_cap_applied)
+    if probe.user_isa is not None:
+        st.warning(words["kernels_user_failed"].format(isa=probe.user_isa, **fields), icon="⚠️")
+    elif probe.ok:
+        st.info(words["kernels_capped"].format(**fields), icon="ℹ️")
+    else:
+        st.warning(words["kernels_failed"].format(**fields), icon="⚠️")
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
