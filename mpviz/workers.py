@@ -290,6 +290,13 @@ def default_pool() -> WorkerPool | None:
         return _pool
 
 
+def set_default_pool(pool: WorkerPool | None) -> None:
+    """Make `pool` the process-wide pool (None: compute in-process), e.g. for tests that patch the engine."""
+    global _pool, _pool_made
+    with _pool_lock:
+        _pool, _pool_made = pool, True
+
+
 def run_isolated(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in the default pool's workers, or in this process when there is no pool."""
     pool = default_pool()

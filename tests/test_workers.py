@@ -128,3 +128,80 @@ def test_workers_retire_after_their_calls_and_a_new_one_takes_over():
         assert _gone(first), "the retired worker's process ended (its memory went back to the OS)"
     finally:
         small.close()
+
+
+# ── on a real server ────────────────────────────────────────────────────────────────────────────────────────
+WARM_LINK = "dtype=bf16"  # the attention lesson's default run, computed once and then cached in the server
+VICTIM_LINK = "dtype=bf16&seq=256&dim=256&heads=8"  # a cold run that keeps its worker busy for seconds
+CLASS = 10  # sessions opening the warm link while a worker dies
+
+
+def _workers_of(server_pid: int) -> list[int]:
+    """The server's worker processes (multiprocessing's spawned children, not its resource tracker)."""
+    found = []
+    for task in Path(f"/proc/{server_pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                found.append(int(child))
+    return found
+
+
+async def _class_while(base_url: str, server_pid: int, victim_link: str, signum: int | None):
+    """A victim opens `victim_link`; 1.5 s in, the server's workers get `signum` (None: nothing happens); meanwhile
+    a class opens the warm link. Returns (the victim's run, the class's runs)."""
+    import asyncio
+
+    from view.websocket_session import open_page
+
+    victim = asyncio.ensure_future(open_page(base_url, victim_link))
+    await asyncio.sleep(1.5)
+    if signum is not None:
+        workers = _workers_of(server_pid)
+        assert workers, "the server has no worker processes"
+        for p in workers:
+            os.kill(p, signum)
+    others = await asyncio.gather(*(open_page(base_url, WARM_LINK) for _ in range(CLASS)))
+    return await victim, list(others)
+
+
+async def _one(base_url: str, link: str):
+    from view.websocket_session import open_page
+
+    return await open_page(base_url, link)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the server's workers through /proc")
+def test_a_worker_crash_on_the_server_costs_one_session_and_the_class_loads(tmp_path, printout):
+    from tests.conftest import running_server
+    from view import text
+    from view.websocket_session import percentile
+    from view.websocket_session import run as run_sessions
+
+    crashed = text.load("en", "common")["worker_crashed"].split("(")[0]
+    log_path = tmp_path / "server.log"
+    with running_server(log_path) as (url, proc):
+        assert run_sessions(_one(url, WARM_LINK)).ok  # the class's link, cached from now on
+        _, quiet = run_sessions(_class_while(url, proc.pid, VICTIM_LINK, None))
+        waves = {"no crash": quiet}
+        for signum in (signal.SIGKILL, signal.SIGSEGV):  # as the OOM killer does; as a native fault does
+            link = f"{VICTIM_LINK}&seed={int(signum)}"  # a run nobody computed yet: it needs a worker
+            victim, others = run_sessions(_class_while(url, proc.pid, link, signum))
+            name = signal.Signals(signum).name
+            waves[f"worker {name}"] = others
+            log = log_path.read_text()[-3000:]
+            assert victim.ok and not victim.components, f"{victim.alerts} {victim.exceptions}\n{log}"
+            assert any(crashed in a and name in a for a in victim.alerts), f"{victim.alerts}\n{log}"
+            assert all(r.ok and len(r.components) == 1 for r in others), log
+            assert proc.poll() is None, "the server lives"
+            retry = run_sessions(_one(url, link))
+            assert retry.ok and len(retry.components) == 1, "the retry computed the run in a new worker"
+    lines = []
+    for wave, runs in waves.items():
+        latencies = [r.latency_s for r in runs]
+        lines.append(
+            f"  {wave:>14}: {CLASS} sessions open the cached lesson meanwhile, p50 {percentile(latencies, 50):.2f} s,"
+            f" p95 {percentile(latencies, 95):.2f} s, failed {sum(not r.ok for r in runs)}"
+        )
+    printout("a worker dies 1.5 s into one session's cold run (T=256, d=256) on a real server:\n" + "\n".join(lines))
