@@ -205,3 +205,29 @@ def test_a_worker_crash_on_the_server_costs_one_session_and_the_class_loads(tmp_
             f" p95 {percentile(latencies, 95):.2f} s, failed {sum(not r.ok for r in runs)}"
         )
     printout("a worker dies 1.5 s into one session's cold run (T=256, d=256) on a real server:\n" + "\n".join(lines))
+
+
+# ── on the page ─────────────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize(
+    "failure, words",
+    [(WorkerCrashed(-signal.SIGSEGV, "lesson_json"), "SIGSEGV"), (WorkerTimeout(180, "lesson_json"), "180 s")],
+)
+def test_a_lost_worker_shows_a_message_and_a_retry_button_not_a_traceback(monkeypatch, failure, words):
+    import view.results
+    from tests.apptest import failures, page_app
+    from view import text
+
+    def lost(fn, *args):
+        raise failure
+
+    monkeypatch.setattr(view.results, "run_isolated", lost)
+    at = page_app("pages/attention.py").run()
+    assert not failures(at) and not at.get("bidi_component")
+    common = text.load("en", "common")
+    key = "worker_timeout" if isinstance(failure, WorkerTimeout) else "worker_crashed"
+    shown = " ".join(e.value for e in at.error)
+    assert common[key].split("(")[0] in shown and words in shown
+    (retry,) = [b for b in at.button if b.label == common["retry"]]
+    monkeypatch.setattr(view.results, "run_isolated", lambda fn, *args: fn(*args))
+    retry.click().run()
+    assert not at.error and len(at.get("bidi_component")) == 1, "the retry computed the lesson"
