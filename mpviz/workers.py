@@ -6,20 +6,20 @@ OOM killer, would end every session at once, and a run that never ends would hol
 
 - `pool.run(fn, *args)` runs `fn(*args)` in one of at most `size` worker processes and returns its result. `fn`
   must be a module-level function (pickled by reference); its arguments and result must pickle (tensors,
-  dataclasses, bytes do). Callers beyond `size` wait for a free worker, first come first served.
+  dataclasses, bytes do). Callers beyond `size` wait for a free worker.
 - An exception raised by `fn` is raised in the caller: the same type and attributes, with the worker's
   traceback added as a note.
 - A worker that dies during the call (a signal such as SIGSEGV, SIGILL, SIGKILL from the OOM killer, or an exit)
   raises `WorkerCrashed` in that caller only; the worker is replaced, and calls in the other workers go on.
 - A call that runs longer than `time_limit_s` has its worker killed (SIGKILL) and raises `WorkerTimeout`.
 - A worker retires after `tasks_per_worker` calls: whatever its heap kept goes back to the OS with the process.
-  Workers are spawned (a fresh interpreter: no threads or locks inherited from the server) when the pool is
-  made, so the first request does not wait for torch to import; they inherit the environment, so the kernel
-  probe's oneDNN cap (mpviz.kernel_probe) holds there too.
+- Workers are spawned (a fresh interpreter: no threads or locks inherited from the server) when the pool is made,
+  and a retired or crashed one is replaced at once, so a request rarely waits for torch to import. They inherit
+  the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe) holds there too.
 
 `default_pool()` is the process-wide pool, or None where computations should stay in-process: size
-$MPVIZ_WORKERS (default `mpviz.admission.default_slots()`, the admission gate's slots; 0 means no pool, for tests
-and the CLI), time limit $MPVIZ_RUN_LIMIT_S (default 180 s), $MPVIZ_WORKER_TASKS calls per worker (default 25).
+$MPVIZ_WORKERS (default `mpviz.admission.default_slots()`, the admission gate's slots; 0: no pool), time limit
+$MPVIZ_RUN_LIMIT_S (default 180 s), $MPVIZ_WORKER_TASKS calls per worker (default 25).
 No streamlit here: the view (view/results.py) decides what runs where and turns WorkerCrashed into words.
 """
 
@@ -256,18 +256,36 @@ class WorkerPool:
             raise
 
     def _release(self, worker: _Worker, healthy: bool) -> None:
+        """Back to the idle list, or, when it crashed or has served its calls, stopped and replaced at once: the
+        replacement imports torch while nobody waits for it, so the next call finds it ready."""
         worker.tasks += 1
-        keep = healthy and worker.tasks < self.tasks_per_worker
+        if healthy and worker.tasks < self.tasks_per_worker:
+            with self._cond:
+                if not self._closed:
+                    self._idle.append(worker)
+                    self._cond.notify()
+                    return
+        worker.stop(kill=not healthy)
+        replacement = None if self._closed else self._spawn_quietly()
         with self._cond:
-            if keep and not self._closed:
-                self._idle.append(worker)
+            if healthy:
+                self._counts["recycled"] += 1
+            if replacement is not None and not self._closed:
+                self._idle.append(replacement)
+                replacement = None
             else:
-                self._live -= 1
-                if healthy:
-                    self._counts["recycled"] += 1
+                self._live -= 1  # its place is taken again by the next caller (_acquire)
             self._cond.notify()
-        if not (keep and not self._closed):
-            worker.stop(kill=not healthy)
+        if replacement is not None:  # the pool closed while it started
+            replacement.stop()
+
+    @staticmethod
+    def _spawn_quietly() -> _Worker | None:
+        try:
+            return _Worker()
+        except Exception:  # out of processes or memory now: the next caller tries again, and reports it
+            _log.exception("could not start a replacement worker")
+            return None
 
 
 # ── the process-wide pool ───────────────────────────────────────────────────────────────────────────────────

@@ -25,13 +25,14 @@ from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
-from mpviz.workers import WorkerCrashed, run_isolated
+from mpviz.workers import WorkerCrashed, default_pool, run_isolated
 from view import text
 from view.figures.formats import bit_layout_figure
 from view.page import log, worker_crash
 from view.run_config import RunConfig
 
 T = TypeVar("T")
+default_pool()  # start the workers with the server's first page run: they import torch while it renders
 
 
 def config_key(cfg: AttentionConfig) -> tuple:
