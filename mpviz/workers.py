@@ -13,9 +13,10 @@ OOM killer, would end every session at once, and a run that never ends would hol
   raises `WorkerCrashed` in that caller only; the worker is replaced, and calls in the other workers go on.
 - A call that runs longer than `time_limit_s` has its worker killed (SIGKILL) and raises `WorkerTimeout`.
 - A worker retires after `tasks_per_worker` calls: whatever its heap kept goes back to the OS with the process.
-- Workers are spawned (a fresh interpreter: no threads or locks inherited from the server) when the pool is made,
-  and a retired or crashed one is replaced at once, so a request rarely waits for torch to import. They inherit
-  the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe) holds there too.
+- Workers are fresh interpreters (`python -m mpviz.workers`: no threads or locks inherited from the server),
+  started when the pool is made; a retired or crashed one is replaced at once, so a request rarely waits for
+  torch to import. They inherit the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe) holds
+  there too.
 
 `default_pool()` is the process-wide pool, or None where computations should stay in-process: size
 $MPVIZ_WORKERS (default `mpviz.admission.default_slots()`, the admission gate's slots; 0: no pool), time limit
@@ -25,15 +26,20 @@ No streamlit here: the view (view/results.py) decides what runs where and turns 
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import multiprocessing
+import os
 import pickle
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, TypeVar
 
 from mpviz.admission import default_slots, env_int, return_freed_memory
@@ -44,7 +50,6 @@ T = TypeVar("T")
 DEFAULT_TIME_LIMIT_S = 180  # a top-size lesson takes ~30 s on two busy cores; six times that is a runaway
 DEFAULT_TASKS_PER_WORKER = 25
 STARTUP_LIMIT_S = 120  # for a new worker to import torch and mpviz on a machine that is busy
-_SPAWN = multiprocessing.get_context("spawn")
 
 
 class WorkerCrashed(RuntimeError):
@@ -114,12 +119,30 @@ def _serve(conn: Connection) -> None:
         return_freed_memory()  # between calls, as the server process does after heavy work
 
 
+def _exited(process: subprocess.Popen) -> None:
+    """Wait a little for a process whose socket closed, so that its exit code (or signal) is known."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(5)
+
+
 class _Worker:
+    """One `python -m mpviz.workers <fd>` process and our end of its socket.
+
+    Not multiprocessing's spawn: that re-runs the parent's `__main__` in the child, and under Streamlit `__main__`
+    is the page script being run (which would start workers of its own). A plain interpreter on this module
+    imports only mpviz.
+    """
+
     def __init__(self) -> None:
-        self.conn, theirs = _SPAWN.Pipe()
-        self.process = _SPAWN.Process(target=_serve, args=(theirs,), daemon=True, name="mpviz-worker")
-        self.process.start()
-        theirs.close()
+        ours, theirs = socket.socketpair()
+        # this process's import path, as multiprocessing passes it: a task's module must import there too
+        root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, *sys.path) if p)}
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "mpviz.workers", str(theirs.fileno())], pass_fds=(theirs.fileno(),), env=env
+            )
+        self.conn = Connection(ours.detach())
         self.tasks = 0
         self.ready = False  # its "ready" has been read: the time limit counts from the call, not the start
 
@@ -144,10 +167,11 @@ class _Worker:
                 kill = True
         if kill:
             self.process.kill()
-        self.process.join(5)
-        if self.process.is_alive():
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.join()
+            self.process.wait()
         self.conn.close()
 
 
@@ -207,10 +231,12 @@ class WorkerPool:
             try:
                 status, value = worker.conn.recv()
             except (EOFError, OSError):
-                worker.process.join(5)
+                _exited(worker.process)
                 self._count("crashed")
-                _log.error("worker pid %s died running %s (exit %s)", worker.process.pid, what, worker.process.exitcode)
-                raise WorkerCrashed(worker.process.exitcode, what) from None
+                _log.error(
+                    "worker pid %s died running %s (exit %s)", worker.process.pid, what, worker.process.returncode
+                )
+                raise WorkerCrashed(worker.process.returncode, what) from None
             healthy = True
             if status == "err":
                 raise _rebuilt(*value)
@@ -319,3 +345,7 @@ def run_isolated(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in the default pool's workers, or in this process when there is no pool."""
     pool = default_pool()
     return fn(*args) if pool is None else pool.run(fn, *args)
+
+
+if __name__ == "__main__":  # a worker process started by `_Worker`: serve calls on the socket it was handed
+    _serve(Connection(int(sys.argv[1])))

@@ -137,12 +137,12 @@ CLASS = 10  # sessions opening the warm link while a worker dies
 
 
 def _workers_of(server_pid: int) -> list[int]:
-    """The server's worker processes (multiprocessing's spawned children, not its resource tracker)."""
+    """The server's worker processes (`python -m mpviz.workers`)."""
     found = []
     for task in Path(f"/proc/{server_pid}/task").iterdir():
         for child in (task / "children").read_text().split():
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            if b"mpviz.workers" in cmdline:
                 found.append(int(child))
     return found
 
