@@ -1,5 +1,14 @@
-"""mpviz: measure what mixed precision does inside one self-attention layer. Importable without streamlit."""
+"""mpviz: measure what mixed precision does inside one self-attention layer. Importable without streamlit.
 
+Importing mpviz first makes the low-precision CPU kernels safe to run (`mpviz.kernel_probe`): where they crash
+the process, oneDNN's ISA is capped before any mpviz computation can start one of them.
+"""
+
+from mpviz.kernel_probe import ensure_safe_kernels
+
+ensure_safe_kernels()  # before the imports below: no mpviz module may have run a oneDNN kernel yet
+
+# ruff: noqa: E402
 from mpviz.attention import AttentionTrace, available_devices, trace_attention
 from mpviz.model import LIMITS, AttentionConfig, ConfigError, build, parse_autocast_dtype, validate
 from mpviz.trace import OpEvent, TensorInfo, Trace, trace

@@ -43,7 +43,7 @@ DEFAULT_CACHE_MB = 256  # a 1.5 GiB replica: ~0.5 GiB idle process + ~0.7 GiB fo
 ARRAY_OVERHEAD = 112  # bytes of an ndarray / tensor object besides its data (sys.getsizeof of an empty one)
 
 
-def _env_int(name: str, default: int, minimum: int) -> int:
+def env_int(name: str, default: int, minimum: int) -> int:
     """$name as an int ≥ minimum; anything else logs a warning and gives `default` (a typo must not stop a server)."""
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
@@ -74,7 +74,7 @@ def default_slots() -> int:
     responsive. On a 2-core replica that is one heavy computation at a time, which also keeps one top-size
     trace's ~0.7 GB peak inside a 1.5 GiB memory limit.
     """
-    return _env_int("MPVIZ_HEAVY_SLOTS", max(1, usable_cpus() // 2), minimum=1)
+    return env_int("MPVIZ_HEAVY_SLOTS", max(1, usable_cpus() // 2), minimum=1)
 
 
 # ── admission ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -375,5 +375,5 @@ def default_cache() -> BoundedCache:
     global _cache
     with _defaults_lock:
         if _cache is None:
-            _cache = BoundedCache(_env_int("MPVIZ_CACHE_MB", DEFAULT_CACHE_MB, minimum=0) * 2**20)
+            _cache = BoundedCache(env_int("MPVIZ_CACHE_MB", DEFAULT_CACHE_MB, minimum=0) * 2**20)
         return _cache

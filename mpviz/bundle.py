@@ -339,3 +339,8 @@ def lesson_bundle(cfg: AttentionConfig, device: str = "cpu", dtype: str | None =
     if result.autocast_dtype is not None:
         counterpart = trace_attention(cfg, counterpart_device(device), dtype)
     return build_bundle(result, counterpart)
+
+
+def lesson_json(cfg: AttentionConfig, device: str = "cpu", dtype: str | None = "bf16") -> bytes:
+    """`lesson_bundle(...)` as the JSON bytes the stepper is handed: what a worker process sends back (small)."""
+    return lesson_bundle(cfg, device, dtype).to_json().encode()

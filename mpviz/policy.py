@@ -291,9 +291,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mpviz"
 
 
+def torch_build() -> str:
+    """The installed torch's version and commit, safe in a file name: what a probe's disk cache is keyed on."""
+    return re.sub(r"[^\w.+-]", "_", f"{torch.__version__}-{(torch.version.git_version or '')[:12]}")
+
+
 def _cache_file(device: str) -> Path:
-    build = re.sub(r"[^\w.+-]", "_", f"{torch.__version__}-{(torch.version.git_version or '')[:12]}")
-    return cache_dir() / f"autocast-policy-{device}-{build}-v{PROBE_VERSION}.json"
+    return cache_dir() / f"autocast-policy-{device}-{torch_build()}-v{PROBE_VERSION}.json"
 
 
 _lock = threading.Lock()

@@ -12,6 +12,7 @@ from view.stepper import mount_stepper
 
 TEXT = text.section("attention")
 page_header(TEXT)
+results.kernel_notice()
 with guarded("lesson"):
     lesson = results.attention_lesson(run_config())
     if lesson is not None:

@@ -29,8 +29,9 @@ TOPIC_TERMS = {  # the glossary terms each topic's cards use (tooltips on the to
 
 
 def measured(claim: claims.Claim) -> claims.Checked:
-    """One claim's check, computed once per process for every session; slow checks wait for the admission gate."""
-    return results.shared(("claim", claim.id), claim.check, heavy=claim.on_demand)
+    """One claim's check, computed once per process for every session in a worker process; slow checks wait for the
+    admission gate."""
+    return results.isolated(("claim", claim.id), claim.check, heavy=claim.on_demand)
 
 
 # ── a card ──────────────────────────────────────────────────────────────────────────────────────────────────

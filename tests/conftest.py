@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from mpviz import admission
+from mpviz import admission, workers
 from mpviz.admission import BoundedCache, default_cache
 from tests.browser import CHROMIUM_ARGS, require_chromium
 
@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 SERIAL = "serial"  # the xdist group whose tests run on one worker, one after another (see below)
 SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
+# A served app computes in worker processes (mpviz.workers), as hosted; page tests in this process compute
+# in-process, so that their monkeypatches reach the engine.
+workers.set_default_pool(None)
 
 
 def pytest_addoption(parser, pluginmanager):

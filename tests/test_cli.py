@@ -24,6 +24,7 @@ from mpviz.attention import trace_attention
 from mpviz.bench import run_bench
 from mpviz.cli.training import train_config
 from mpviz.formats import ROUNDINGS
+from mpviz.kernel_probe import KernelProbe
 from mpviz.model import ATTENTION_KINDS, SOFTMAX_KINDS, AttentionConfig, ConfigError
 from mpviz.scaler import TrainConfig
 from mpviz.timing import REPEAT_LIMITS
@@ -104,12 +105,16 @@ def test_bench_prints_its_rows_and_the_class_run_as_a_table_and_as_json(monkeypa
     rows = run_bench(repeat=1, configs={"tiny": (AttentionConfig(seq_len=4, d_model=16, n_heads=2), "bf16")})
     monkeypatch.setattr(cli_attention, "run_bench", lambda repeat: rows)
     monkeypatch.setattr(cli_attention, "page_run", lambda: bench.PageRun("dtype=bf16", 30, 8.5, 1.2, 0.25, 0.31, True))
+    capped = KernelProbe(True, 4, "matmul bfloat16", "AVX512_CORE_FP16")
+    monkeypatch.setattr(cli_attention, "ensure_safe_kernels", lambda: capped)
     assert cli.main(["bench", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "tiny" in out and "30 fresh sessions" in out and "p95 0.31 s" in out
+    assert "crashed with SIGILL in matmul bfloat16; oneDNN capped at ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16" in out
     assert cli.main(["bench", "--repeat", "1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["page_run"]["p95_s"] == 0.31 and doc["results"][0]["name"] == "tiny"
+    assert doc["kernels"]["isa_cap_applied"] == "AVX512_CORE_FP16" and doc["kernels"]["signal_name"] == "SIGILL"
 
 
 @pytest.mark.parametrize("repeat", [0, -1, REPEAT_LIMITS.max_repeat + 1, 10**20, 1.5, True, "5"])

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from mpviz.workers import WorkerCrashed, WorkerTimeout
 from view import text
 from view.figures.style import dtype_color, ink, presented
 from view.navigation import leave_legacy_pages_mode
@@ -46,10 +47,24 @@ def guarded(section: str) -> Iterator[None]:
     """
     try:
         yield
+    except WorkerCrashed as e:  # the worker process died, not this page: say so, offer the same run again
+        log.warning("section %r of %s: %s", section, st.context.url or "?", e)
+        worker_crash(e, section)
     except Exception:
         error_id = secrets.token_hex(4)
         log.exception("section %r of %s failed [error id %s]", section, st.context.url or "?", error_id)
         st.error(text.section("common")["section_failed"].format(id=error_id), icon="🛠️")
+
+
+def worker_crash(e: WorkerCrashed, where: str) -> None:
+    """Tell the visitor that their run's worker process died or was stopped (mpviz.workers), and offer to run it
+    again: the failure was not cached, so the button's rerun computes it afresh. Nobody else's run was touched."""
+    words = text.section("common")
+    if isinstance(e, WorkerTimeout):
+        st.error(words["worker_timeout"].format(limit=e.limit_s), icon="⏱️")
+    else:
+        st.error(words["worker_crashed"].format(cause=e.cause), icon="🛠️")
+    st.button(words["retry"], key=f"retry:{where}", icon="🔄")
 
 
 def warn(message: str) -> None:

@@ -1,5 +1,9 @@
 """Engine results for the pages: computed once per process for everyone, bounded in bytes, admitted when heavy.
 
+The lesson computations (traces, lesson bundles, claim measurements) run in worker processes (`isolated`, see
+mpviz.workers): a native crash, an OOM kill or a run past the time limit there costs only the request that hit it,
+which gets a message and a retry button (`view.page.worker_crash`); results are still cached here, in the server.
+
 A class on one link shares every result: `mpviz.admission.default_cache()` is a byte-bounded, single-flight memo
 keyed on small config objects. A heavy computation (see `mpviz.model.is_heavy`) first waits for a slot of
 `default_gate()`, and the page shows its place in the queue meanwhile; a visitor who leaves gives the place back
@@ -16,16 +20,19 @@ import streamlit as st
 
 import mpviz
 from mpviz.admission import default_cache, default_gate
-from mpviz.bundle import counterpart_device, lesson_bundle
+from mpviz.bundle import counterpart_device, lesson_json
 from mpviz.formats import encode
+from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
+from mpviz.workers import WorkerCrashed, default_pool, run_isolated
 from view import text
 from view.figures.formats import bit_layout_figure
-from view.page import log
+from view.page import log, worker_crash
 from view.run_config import RunConfig
 
 T = TypeVar("T")
+default_pool()  # start the workers with the server's first page run: they import torch while it renders
 
 
 def config_key(cfg: AttentionConfig) -> tuple:
@@ -69,13 +76,22 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
             slot.empty()
 
 
+def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
+    """`fn(*args)` computed in a worker process, once per process for `key` (as `shared`), admitted when heavy.
+
+    `fn` is a module-level engine function; it and `args` must pickle. Raises mpviz.workers.WorkerCrashed (and
+    WorkerTimeout) when the worker dies or runs past the limit: nothing is cached then, so a retry computes again.
+    """
+    return shared(key, lambda: run_isolated(fn, *args), heavy)
+
+
 def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:
     heavy = is_heavy(rc.config, device, parse_autocast_dtype(rc.dtype))
     key = ("trace", config_key(rc.config), device, rc.dtype)
-    return shared(key, lambda: mpviz.trace_attention(rc.config, device=device, dtype=rc.dtype), heavy)
+    return isolated(key, mpviz.trace_attention, rc.config, device, rc.dtype, heavy=heavy)
 
 
-def _shown_errors(run: Callable[[], T]) -> T | None:
+def _shown_errors(run: Callable[[], T], where: str) -> T | None:
     """`run()`, or None after telling the visitor why this configuration cannot run."""
     words = text.section("common")
     try:
@@ -86,12 +102,14 @@ def _shown_errors(run: Callable[[], T]) -> T | None:
     except ChildProbeError as e:  # the policy probe's child process died: say so, keep its stderr in the log
         log.error("autocast policy probe failed: %s", e)
         st.error(words["probe_error"].format(code=e.returncode))
+    except WorkerCrashed as e:  # logged by mpviz.workers; the server and every other session go on
+        worker_crash(e, where)
     return None
 
 
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     """The traced run for `rc`, or None after showing why it cannot run."""
-    return _shown_errors(lambda: _trace(rc, rc.device))
+    return _shown_errors(lambda: _trace(rc, rc.device), "trace")
 
 
 def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
@@ -101,7 +119,7 @@ def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
         return None
     try:
         return _trace(rc, counterpart_device(rc.device))
-    except (ConfigError, ChildProbeError):
+    except (ConfigError, ChildProbeError, WorkerCrashed):
         return None
 
 
@@ -109,8 +127,21 @@ def attention_lesson(rc: RunConfig) -> bytes | None:
     """The attention lesson's bundle as JSON bytes (mpviz.bundle), or None after showing why it cannot run."""
     heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
     key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
-    build = lambda: lesson_bundle(rc.config, rc.device, rc.dtype).to_json().encode()  # noqa: E731
-    return _shown_errors(lambda: shared(key, build, heavy))
+    return _shown_errors(lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy), "lesson")
+
+
+def kernel_notice() -> None:
+    """Say so when this machine's low-precision kernels crashed in the probe (mpviz.kernel_probe); else nothing."""
+    probe, words = ensure_safe_kernels(), text.section("common")
+    if probe.crashed_signal is None:
+        return
+    fields = dict(kernel=probe.crashed_kernel or "?", signal=probe.signal_name, cap=probe.isa_cap_applied)
+    if probe.user_isa is not None:
+        st.warning(words["kernels_user_failed"].format(isa=probe.user_isa, **fields), icon="⚠️")
+    elif probe.ok:
+        st.info(words["kernels_capped"].format(**fields), icon="ℹ️")
+    else:
+        st.warning(words["kernels_failed"].format(**fields), icon="⚠️")
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -37,6 +37,7 @@ class SessionRun:
     headings: list[tuple[str, str]] = field(default_factory=list)  # (tag, body) of the last run
     components: list[bytes] = field(default_factory=list)  # bytes payloads of st.components.v2 mounts, last run
     exceptions: list[str] = field(default_factory=list)  # exception elements of any run
+    alerts: list[str] = field(default_factory=list)  # bodies of st.error/warning/info/success, last run
 
     @property
     def ok(self) -> bool:
@@ -76,11 +77,14 @@ async def open_page(base_url: str, query: str) -> SessionRun:
             if kind == "new_session":  # a (re)started run: the browser would replace what it showed
                 run.headings.clear()
                 run.components.clear()
+                run.alerts.clear()
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 element = msg.delta.new_element
                 which = element.WhichOneof("type")
                 if which == "exception":
                     run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+                elif which == "alert":
+                    run.alerts.append(element.alert.body)
                 elif which == "heading":
                     run.headings.append((element.heading.tag, element.heading.body))
                 elif which == "bidi_component" and element.bidi_component.WhichOneof("data") == "bytes":

@@ -9,6 +9,7 @@ from mpviz.bench import DEFAULT_REPEAT, page_run, run_bench
 from mpviz.bundle import lesson_bundle
 from mpviz.cli.arguments import DEFAULT_MODEL, add_model_args, autocast_spelling, choices_text
 from mpviz.cli.output import out, print_table
+from mpviz.kernel_probe import KernelProbe, ensure_safe_kernels, probe_dict
 from mpviz.model import ATTENTION_KINDS, AUTOCAST_CHOICES, SOFTMAX_KINDS, AttentionConfig
 from mpviz.policy import device_policy
 from mpviz.serialize import dumps
@@ -127,6 +128,18 @@ def _run_trace(args) -> None:
     )
 
 
+def kernel_line(probe: KernelProbe) -> str:
+    """The kernel probe's outcome in one line (mpviz.kernel_probe)."""
+    if probe.crashed_signal is None:
+        state = "ok" if probe.ok else f"probe failed ({probe.error})"
+        return state + (f" (ONEDNN_MAX_CPU_ISA={probe.user_isa}, set by the user)" if probe.user_isa else "")
+    crash = f"the probe crashed with {probe.signal_name} in {probe.crashed_kernel}"
+    if probe.user_isa is not None:
+        return f"{crash} under the user's ONEDNN_MAX_CPU_ISA={probe.user_isa}; left as set"
+    confirmed = "runs under it" if probe.ok else f"still fails under it ({probe.error})"
+    return f"{crash}; oneDNN capped at ONEDNN_MAX_CPU_ISA={probe.isa_cap_applied}, which {confirmed}"
+
+
 # ── bench ─────────────────────────────────────────────────────────────────────────────────────────────────
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="time forward+backward traced vs untraced")
@@ -138,9 +151,11 @@ def _add_bench(sub) -> None:
 def _run_bench(args) -> None:
     rows = run_bench(repeat=args.repeat)  # ConfigError (exit 2) for a repeat outside the limits, before any work
     page = page_run()
+    kernels = ensure_safe_kernels()
     if args.json:
-        out(dumps({"results": rows, "page_run": page}))
+        out(dumps({"results": rows, "page_run": page, "kernels": probe_dict(kernels)}))
         return
+    out(f"low-precision CPU kernels: {kernel_line(kernels)}")
     print_table(
         [
             [
