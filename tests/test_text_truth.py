@@ -63,7 +63,7 @@ def test_why_scaler_stop_says_what_rounds_up_and_what_becomes_zero(lang):
     assert FormatRange.of("float16").underflow_at == sub / 2
     rc = RunConfig(AttentionConfig(), "cpu", "fp16")
     notice = tour.fill(_words(lang, "why_scaler")["notice"], _stop("why_scaler"), rc)
-    assert f"{sub:.3g}" in notice
+    assert f"{sub:.3g}" in notice and f"{sub / 2:.3g}" in notice  # the threshold itself, as measured
     assert not notice.startswith(("It becomes zero", "它会变成零"))
     assert ("half" if lang == "en" else "一半") in notice
 

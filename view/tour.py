@@ -29,6 +29,7 @@ import streamlit as st
 from mpviz import claims, formats, lessons
 from mpviz.policy import device_policy
 from mpviz.scaler import ScalerSettings
+from mpviz.stats import FormatRange
 from view import follow, goto, results, text
 from view.page import guarded
 from view.run_config import RunConfig, run_config
@@ -163,13 +164,15 @@ def _bundle_facts(rc: RunConfig) -> dict:
 
 def _format_facts(stop: Stop, rc: RunConfig) -> dict:
     """Every format's range, read from mpviz.formats (ml_dtypes/torch finfo): max, ln(max), smallest subnormal,
-    mantissa bits; keyed by short name (fp16, bf16, …)."""
+    mantissa bits, and the magnitude at or below which a value rounds to zero (mpviz.stats.FormatRange, found by
+    rounding); keyed by short name (fp16, bf16, …)."""
     return {
         spec.short: SimpleNamespace(
             max=spec.max,
             ln_max=math.log(spec.max),
             smallest_subnormal=spec.smallest_subnormal,
             mantissa_bits=spec.mantissa_bits,
+            underflow_at=FormatRange.of(spec.name).underflow_at,
         )
         for spec in formats.all_formats()
     }
