@@ -103,7 +103,10 @@ def _serve(conn: Connection) -> None:
 
     conn.send(("ready", None))
     while True:
-        task = conn.recv()
+        try:
+            task = conn.recv()
+        except EOFError:  # the server went away without saying goodbye: nothing left to serve
+            return
         if task is None:
             return
         fn, args = task
