@@ -12,6 +12,7 @@ from pathlib import Path
 from mpviz.bundle import lesson_bundle
 from mpviz.cli.arguments import add_run_args, run_config
 from mpviz.cli.output import UsageError, out
+from mpviz.serialize import dumps
 from view.lesson_file import lesson_html
 from view.locales import DEFAULT_LANGUAGE, LANGUAGES
 
@@ -24,6 +25,7 @@ def _add_export(sub) -> None:
     p.add_argument("--out", type=Path, default=Path("lesson.html"), help="the file to write (default: lesson.html)")
     p.add_argument("--lang", default=DEFAULT_LANGUAGE, choices=LANGUAGES, help="the language it opens in")
     add_run_args(p)
+    p.add_argument("--json", action="store_true", help="say what was written as JSON")
 
 
 def _run_export(args) -> None:
@@ -34,6 +36,10 @@ def _run_export(args) -> None:
     except OSError as e:  # a missing folder, no permission, a full disk: the user's to fix, in one line
         raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
     run = bundle.data["run"]
+    if args.json:
+        written = {"out": str(args.out), "bytes": len(page), "lang": args.lang, "device": run["device"]}
+        out(dumps({**written, "autocast_dtype": run["autocast_dtype"], "events": bundle.data["counts"]["events"]}))
+        return
     out(
         f"wrote {args.out}: {len(page)} bytes, {bundle.data['counts']['events']} ops on {run['device']}, "
         f"autocast {run['autocast_dtype'] or 'off'}; open it in a browser, no server or network needed"
