@@ -2,8 +2,8 @@
 
 `lesson_html(bundle, lang)` fills assets/components/stepper/export.html. The file works from file:// with no server
 and no network (a classroom without reliable internet, an LMS page, static hosting at zero server cost): the
-stepper's built module, its CSS and markup, the payload the app's component receives (view.stepper_payload, byte
-for byte) and each language's words are inside it, and its Content-Security-Policy lets the browser fetch nothing.
+stepper's built module, its CSS and markup, the payload the app's component receives (view.stepper_payload: the
+same JSON) and each language's words are inside it, and its Content-Security-Policy lets the browser fetch nothing.
 `python -m mpviz export` writes it (mpviz/cli/export.py). No Streamlit here.
 
 What goes into the page is escaped for where it goes: words as HTML text, JSON inside `<script type="application/
