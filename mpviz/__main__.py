@@ -1,4 +1,4 @@
-"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench|lessons> [--json].
+"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench|lessons|export> [--json].
 
 Each subcommand has, in its module of mpviz/cli, one `_add_<name>(subparsers)` that declares its arguments
 (choices and defaults read from the engine's constants) and one `_run_<name>(args)` that prints. `main(argv)` runs
@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from mpviz.cli import attention, claims, lessons, numbers, training
+from mpviz.cli import attention, claims, export, lessons, numbers, training
 from mpviz.cli.arguments import Parser
 from mpviz.cli.output import EXIT_INTERNAL, EXIT_PIPE, EXIT_USAGE, PROG, UsageError, one_line, write_stdout
 from mpviz.model import ConfigError
@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     **training.COMMANDS,
     **claims.COMMANDS,
     **lessons.COMMANDS,
+    **export.COMMANDS,
 }
 
 

@@ -239,6 +239,23 @@ COMMANDS = {
     "policy": ([], ["--device"]),
     "claims": ([], ["--id"]),
     "lessons": ([], []),
+    "export": (
+        ["--out", "lesson.html", "--seq", "4", "--dim", "8", "--heads", "2"],
+        [
+            "--out",
+            "--lang",
+            "--device",
+            "--dtype",
+            "--seq",
+            "--dim",
+            "--heads",
+            "--vocab",
+            "--attention",
+            "--softmax",
+            "--input-scale",
+            "--seed",
+        ],
+    ),
 }
 # flags that need another base to reach the engine: a row of a traced run, a scenario instead of logits
 BASE_FOR = {
@@ -273,7 +290,8 @@ def test_the_corpus_covers_every_flag_of_every_subcommand():
 
 
 @pytest.mark.parametrize(("command", "args"), CASES + CONFLICTS)
-def test_hostile_input_is_refused_in_one_line_or_answered_in_strict_json(command, args, capsys):
+def test_hostile_input_is_refused_in_one_line_or_answered_in_strict_json(command, args, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # export writes the file it is asked for (--out "2.5", "[1, 2]" ...): not here
     r = run_cli(capsys, command, *args, "--json")
     assert r.returncode in (0, 2), r
     assert r.stdout.isascii() and r.stderr.isascii()

@@ -1,15 +1,26 @@
-"""Arguments several commands share: the one-line-error parser, autocast dtype spellings, the model's size flags."""
+"""Arguments several commands share: the one-line-error parser, autocast dtype spellings, the model's size flags,
+and the attention run's whole config (`trace` and `export`)."""
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from collections.abc import Iterable
 
+from mpviz.attention import available_devices, trace_attention
 from mpviz.cli.output import EXIT_USAGE, ascii_text, one_line
-from mpviz.model import AUTOCAST_CHOICES, AttentionConfig, ConfigError, parse_autocast_dtype
+from mpviz.model import (
+    ATTENTION_KINDS,
+    AUTOCAST_CHOICES,
+    SOFTMAX_KINDS,
+    AttentionConfig,
+    ConfigError,
+    parse_autocast_dtype,
+)
 
 DEFAULT_MODEL = AttentionConfig()
+_TRACE_DEFAULTS = inspect.signature(trace_attention).parameters  # trace_attention's own device/dtype defaults
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,3 +60,32 @@ def add_model_args(p: argparse.ArgumentParser, vocab: bool = False, base: Attent
     if vocab:
         p.add_argument("--vocab", type=int, default=base.vocab)
     p.add_argument("--seed", type=int, default=base.seed)
+
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """The attention run: --device --dtype, the model's sizes with --vocab, --attention --softmax --input-scale
+    --no-causal; `run_config` reads them back (limits are the engine's: it raises ConfigError when tracing)."""
+    p.add_argument("--device", default=_TRACE_DEFAULTS["device"].default, help=choices_text(available_devices()))
+    p.add_argument(
+        "--dtype", type=autocast_spelling, default=_TRACE_DEFAULTS["dtype"].default, help=choices_text(AUTOCAST_CHOICES)
+    )
+    add_model_args(p, vocab=True)
+    p.add_argument("--attention", default=DEFAULT_MODEL.attention, choices=ATTENTION_KINDS)
+    p.add_argument("--softmax", default=DEFAULT_MODEL.softmax, choices=SOFTMAX_KINDS)
+    p.add_argument("--input-scale", type=float, default=DEFAULT_MODEL.input_scale)
+    p.add_argument("--no-causal", action="store_true")
+
+
+def run_config(args: argparse.Namespace) -> AttentionConfig:
+    """The model config `add_run_args`'s flags ask for (args.device and args.dtype name the rest of the run)."""
+    return AttentionConfig(
+        seq_len=args.seq,
+        d_model=args.dim,
+        n_heads=args.heads,
+        vocab=args.vocab,
+        causal=not args.no_causal,
+        attention=args.attention,
+        softmax=args.softmax,
+        input_scale=args.input_scale,
+        seed=args.seed,
+    )

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import inspect
-
-from mpviz.attention import available_devices, trace_attention
+from mpviz.attention import trace_attention
 from mpviz.bench import DEFAULT_REPEAT, page_run, run_bench
 from mpviz.bundle import lesson_bundle
-from mpviz.cli.arguments import DEFAULT_MODEL, add_model_args, autocast_spelling, choices_text
+from mpviz.cli.arguments import add_run_args, run_config
 from mpviz.cli.output import out, print_table
 from mpviz.kernel_probe import KernelProbe, ensure_safe_kernels, probe_dict
-from mpviz.model import ATTENTION_KINDS, AUTOCAST_CHOICES, SOFTMAX_KINDS, AttentionConfig
 from mpviz.policy import device_policy
 from mpviz.serialize import dumps
 from mpviz.timing import REPEAT_LIMITS
-
-_TRACE_DEFAULTS = inspect.signature(trace_attention).parameters  # trace_attention's own device/dtype defaults
 
 
 # ── policy ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -56,15 +51,7 @@ def _run_policy(args) -> None:
 # ── trace ─────────────────────────────────────────────────────────────────────────────────────────────────
 def _add_trace(sub) -> None:
     p = sub.add_parser("trace", help="trace the attention block's forward+backward op by op")
-    p.add_argument("--device", default=_TRACE_DEFAULTS["device"].default, help=choices_text(available_devices()))
-    p.add_argument(
-        "--dtype", type=autocast_spelling, default=_TRACE_DEFAULTS["dtype"].default, help=choices_text(AUTOCAST_CHOICES)
-    )
-    add_model_args(p, vocab=True)
-    p.add_argument("--attention", default=DEFAULT_MODEL.attention, choices=ATTENTION_KINDS)
-    p.add_argument("--softmax", default=DEFAULT_MODEL.softmax, choices=SOFTMAX_KINDS)
-    p.add_argument("--input-scale", type=float, default=DEFAULT_MODEL.input_scale)
-    p.add_argument("--no-causal", action="store_true")
+    add_run_args(p)
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--bundle",
@@ -74,17 +61,7 @@ def _add_trace(sub) -> None:
 
 
 def _run_trace(args) -> None:
-    cfg = AttentionConfig(
-        seq_len=args.seq,
-        d_model=args.dim,
-        n_heads=args.heads,
-        vocab=args.vocab,
-        causal=not args.no_causal,
-        attention=args.attention,
-        softmax=args.softmax,
-        input_scale=args.input_scale,
-        seed=args.seed,
-    )
+    cfg = run_config(args)
     if args.bundle:
         out(lesson_bundle(cfg, device=args.device, dtype=args.dtype).to_json())
         return
