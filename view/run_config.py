@@ -74,7 +74,7 @@ def sidebar_config(shown: str = "controls") -> RunConfig:
     nothing. The config stays in the URL either way, so moving between lessons keeps the run.
     """
     words = text.section("common")
-    seed_from_url(SIDEBAR_PARAMS)
+    seed_from_url(SIDEBAR_PARAMS, kept_apart=True)  # the run every lesson shares outlives any page
     s = st.session_state
     devices = mpviz.available_devices()
     if s.device not in devices:

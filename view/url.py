@@ -63,32 +63,41 @@ def _raw(p: UrlParam) -> tuple[str, str] | None:
     return None
 
 
+_KEPT = "_url_state"  # session key: every URL param's last value, as a plain dict (see seed_from_url)
+
 # URL keys each page has declared (page url path → keys, old spellings included), as measured at run time: the
 # hostile-URL tests read this to attack every parameter of every lesson without a hand-kept list.
 DECLARED: dict[str, set[str]] = {}
 
 
-def seed_from_url(params: list[UrlParam]) -> None:
+def seed_from_url(params: list[UrlParam], *, kept_apart: bool = False) -> None:
     """On a session's first run, put each param's URL value (or its default, with a warning) into session state.
 
     On later runs each value is written back to itself: Streamlit drops a widget's value at the end of a run that
     did not draw the widget, and a value set through session state is kept (so a walk through pages that don't
-    draw the sidebar's widgets keeps the run, and the URL never gets `dtype=None`).
+    draw the sidebar's widgets keeps the run, and the URL never gets `dtype=None`). A copy in a plain dict
+    (`_KEPT`, with `kept_apart`: the shared run config), which no widget cleanup touches, restores a value
+    Streamlit dropped anyway: a presenter's banner fragment rerunning on its timer across a page change did, and
+    the run fell back to its defaults.
     """
     DECLARED.setdefault(st.session_state.get("_page", ""), set()).update(k for p in params for k in (p.key, *p.aliases))
+    kept = st.session_state.setdefault(_KEPT, {}) if kept_apart else {}
     for p in params:
         if p.key in st.session_state:
-            st.session_state[p.key] = st.session_state[p.key]
+            st.session_state[p.key] = kept[p.key] = st.session_state[p.key]
+            continue
+        if p.key in kept:  # dropped by Streamlit's widget cleanup (a fragment's rerun across a page change)
+            st.session_state[p.key] = kept[p.key]
             continue
         found = _raw(p)
         if found is None:
-            st.session_state[p.key] = p.default
+            st.session_state[p.key] = kept[p.key] = p.default
             continue
         key, raw = found
         try:
-            st.session_state[p.key] = p.parse(raw)
+            st.session_state[p.key] = kept[p.key] = p.parse(raw)
         except (ValueError, TypeError, OverflowError):
-            st.session_state[p.key] = p.default
+            st.session_state[p.key] = kept[p.key] = p.default
             warn(
                 text.section("common")["bad_param"].format(
                     param=text.echo(f"{key}={raw}"), used=text.echo(p.dump(p.default))
@@ -134,6 +143,9 @@ def open_requested_view(current_page: str) -> None:
     declared = set().union(*DECLARED.values())  # every key a page has seeded: only those live in session state
     for key in ({*st.query_params, *query} & declared) - set(KEEP):
         st.session_state.pop(key, None)
+    kept = st.session_state.get(_KEPT, {})
+    for key in declared - set(KEEP):  # an opened view is exactly its query: nothing kept comes back
+        kept.pop(key, None)
     new = {**query, **kept}
     if page != current_page:
         st.switch_page(lessons.lesson(page).page, query_params=new)
