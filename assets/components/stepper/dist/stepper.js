@@ -2734,7 +2734,10 @@ var Stepper = class {
     const font = parseFloat(cs.fontSize) || 16;
     const stage = Boolean(this.meta.publish) && this.app.clientWidth >= STAGE_MIN_EM * font;
     this.app.classList.toggle("mpv-stage", stage);
-    if (stage) this.app.style.setProperty("--mpv-graph-top", `${Math.round(this.pageTop(this.$("graph")))}px`);
+    if (stage) {
+      this.app.style.setProperty("--mpv-graph-top", `${Math.round(this.pageTop(this.$("graph")))}px`);
+      this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
+    }
     Object.assign(geom, {
       font,
       family: cs.fontFamily || "sans-serif",
