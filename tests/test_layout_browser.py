@@ -124,6 +124,7 @@ def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser
     page.goto(f"{server}/?present=1&lang={lang}")
     page.wait_for_selector(APP_IDLE, timeout=300_000)
     page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    page.wait_for_function(QUIET, timeout=60_000)
     page.wait_for_timeout(500)
     first = page.evaluate(STEPPER_BOXES)
     for _ in range(20):  # well into the backward pass: the graph's far end

@@ -90,6 +90,7 @@ class Stepper {
     this.onKey = (e) => this.handleKey(e);
     this.onGoto = (e) => this.goTo(e.detail);
     this.resize = new ResizeObserver(() => this.scheduleLayout());
+    this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
     this.publishTo = null; // the component's setStateValue (see mountStepper)
     this.published = null; // JSON of the place last sent to Python
     // what a panel may ask for; nothing else moves the place
@@ -417,7 +418,7 @@ class Stepper {
     const stage = Boolean(this.meta.publish) && this.app.clientWidth >= STAGE_MIN_EM * font;
     this.app.classList.toggle("mpv-stage", stage);
     if (stage) {
-      this.app.style.setProperty("--mpv-graph-top", `${Math.round(this.pageTop(this.$("graph")))}px`);
+      this.measureTop();
       this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
     }
     Object.assign(geom, {
@@ -434,11 +435,15 @@ class Stepper {
     this.measured = new Map();
   }
 
-  // an element's top in the page scrolled to its start: the graph's column ends at the first screen's bottom
-  pageTop(el) {
+  // on a stage: where the graph's column starts in the page scrolled to its start (the card's top: the graph itself
+  // is sticky), so that the column ends at the first screen's bottom. Again whenever the graph's visible part changes
+  // (this.shifted): what Streamlit shows above the stepper may grow after it mounted.
+  measureTop() {
+    if (!this.app.classList.contains("mpv-stage")) return;
     let scrolled = window.scrollY;
     for (let n = this.root.host; n; n = n.parentElement) scrolled += n.scrollTop;
-    return el.getBoundingClientRect().top + scrolled;
+    const top = `${Math.round(this.$("card").getBoundingClientRect().top + scrolled)}px`;
+    if (this.app.style.getPropertyValue("--mpv-graph-top") !== top) this.app.style.setProperty("--mpv-graph-top", top);
   }
 
   measureText(text, px, weight = 400) {
@@ -479,6 +484,7 @@ class Stepper {
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
+    this.shifted.observe(this.$("graph"));
     this.tipOver = (e) => this.showTip(e);
     this.tipOut = () => this.hideTip();
     this.app.addEventListener("mouseover", this.tipOver);
@@ -497,6 +503,7 @@ class Stepper {
     window.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
+    this.shifted.disconnect();
     this.app.removeEventListener("mouseover", this.tipOver);
     this.app.removeEventListener("focusin", this.tipOver);
     this.app.removeEventListener("mouseout", this.tipOut);
