@@ -14,9 +14,10 @@ session:
 
 With `conceal` meta carries "conceal": 1 and the stepper keeps the run's answer to a "think first" question to itself
 (the first inf/NaN's banner and marks; view/tour.py lifts it on reveal).
-In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true, and the stepper
-then sends its place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the
-presenter's session only), which `mount_stepper` leaves in session state under PLACE for view.follow to publish.
+In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true; the stepper is then
+laid out for a projector (the graph in a column beside the card, both on a 1024×768 first screen) and sends its
+place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the presenter's session
+only), which `mount_stepper` leaves in session state under PLACE for view.follow to publish.
 Python moves the stepper with view.goto.
 
 Every piece is serialised once per process and the joined payload is cached (keyed on the bundle's bytes object,
