@@ -95,20 +95,27 @@ def test_no_text_overprinted_cut_off_or_scrolled_away(browser, streamlit_server,
 
 STEPPER_BOXES = """() => {
   const r = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]').shadowRoot;
-  const box = (role) => { const b = r.querySelector(`[data-role=${role}]`).getBoundingClientRect();
-    return {top: Math.round(b.top), bottom: Math.round(b.bottom)}; };
-  const height = document.querySelector('[data-testid=stMain]').scrollHeight;
-  return {graph: box('graph'), card: box('card'), height}; }"""
+  const box = (el) => { const b = el.getBoundingClientRect(), k = ['top', 'bottom', 'left', 'right'];
+    return Object.fromEntries(k.map((side) => [side, Math.round(b[side])])); };
+  const node = r.querySelector('.mpv-node[aria-current]');
+  const svg = node.ownerSVGElement;  // its name's size on screen: the type's size times the drawing's scale
+  const px = parseFloat(getComputedStyle(node.querySelector('text')).fontSize)
+    * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return {graph: box(r.querySelector('[data-role=graph]')), card: box(r.querySelector('[data-role=card]')),
+          node: {...box(node), id: node.dataset.node, px: Math.round(px * 10) / 10},
+          height: document.querySelector('[data-testid=stMain]').scrollHeight}; }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16 item 5, left to the stepper's layout: the page above the stepper is compact in presenter mode "
-    "(introduction folded, smaller title), but the stepper's graph alone is about 1,050 px tall at 1024 px wide "
-    "(assets/components/stepper lays it out top to bottom); it must fit beside or above the card",
-)
+CARD_END_IN_VIEW = """() => document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]')
+  .shadowRoot.querySelector('[data-role=card]').scrollIntoView({block: 'end'})"""
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser, streamlit_server, printout, lang):
+    """Issue 16 item 5: at 1024×768 in presenter mode the first screen holds the graph and the current step's card,
+    the current node inside the graph's visible part, its name at presenter size (not shrunk to fit). Stepping into
+    the backward pass scrolls the graph in its own column, never the page; a card taller than what is left of the
+    first screen (the later ones, up to ~550 px) starts on it, and scrolled to its end the graph stays in view."""
     from tests.test_stepper import STATE
 
     server, _ = streamlit_server
@@ -117,12 +124,31 @@ def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser
     page.goto(f"{server}/?present=1&lang={lang}")
     page.wait_for_selector(APP_IDLE, timeout=300_000)
     page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
+    page.wait_for_function(QUIET, timeout=60_000)
     page.wait_for_timeout(500)
-    boxes = page.evaluate(STEPPER_BOXES)
+    first = page.evaluate(STEPPER_BOXES)
+    for _ in range(20):  # well into the backward pass: the graph's far end
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"({STATE})().step === 20", timeout=10_000)
+    page.wait_for_timeout(500)
+    later = page.evaluate(STEPPER_BOXES)
+    page.evaluate(CARD_END_IN_VIEW)
+    page.wait_for_timeout(300)
+    scrolled = page.evaluate(STEPPER_BOXES)
     context.close()
     printout(
-        f"presenter mode, {lang}, 1024×768: page {boxes['height']} px tall,"
-        f" graph {boxes['graph']}, card {boxes['card']} (px from the top)"
+        f"presenter mode, {lang}, 1024×768: page {first['height']} px tall, graph {first['graph']},"
+        f" card {first['card']} (px from the top); after 20 steps: card {later['card']}, node {later['node']}"
     )
     for part in ("graph", "card"):
-        assert boxes[part]["top"] >= 0 and boxes[part]["bottom"] <= 768, (part, boxes[part])
+        assert first[part]["top"] >= 0 and first[part]["bottom"] <= 768, (part, first[part])
+    assert later["graph"] == first["graph"], "stepping scrolled the page"
+    assert later["card"]["top"] == first["card"]["top"]
+    assert later["node"]["id"] != first["node"]["id"]
+    assert scrolled["card"]["bottom"] <= 768
+    for boxes in (first, later, scrolled):
+        graph, node = boxes["graph"], boxes["node"]
+        assert graph["top"] >= 0 and graph["bottom"] <= 768, graph
+        assert graph["top"] <= node["top"] and node["bottom"] <= graph["bottom"], (node, graph)
+        assert graph["left"] <= node["left"] and node["right"] <= graph["right"], (node, graph)
+        assert node["px"] >= 0.86 * 20, node  # presenter type (20 px), shrunk no more than the graph's layout allows

@@ -5,6 +5,8 @@ Stepping, clicking graph nodes and heatmap cells, picking elements and exploring
 Only a new bundle (the sidebar changed the run) mounts new data, and the component then keeps the same tensor in view.
 The payload (its contract, Python → JS, and its caching) is built in view.stepper_payload, which needs no Streamlit:
 the CLI's offline lesson file (view.lesson_file) embeds the same bytes and mounts the same module without a server.
+In presenter mode the stepper is laid out for a projector: the graph in a column beside the card, both on a
+1024×768 first screen.
 """
 
 from __future__ import annotations

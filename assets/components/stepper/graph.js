@@ -1,5 +1,6 @@
 // The landmark dataflow graph: nodes coloured by dtype, parameter-gradient chips, cast tags, the highlight of the
-// current step, and relayout when the width changes (the geometry itself is graphlayout.js, pure).
+// current step, and relayout when the width changes (the geometry itself is graphlayout.js, pure). On a stage
+// (presenter mode, stepper.js) the figure scrolls in a column of its own and keeps the current node in view.
 // Accessible names start with the node's visible text (WCAG 2.5.3, label in name): "∇q bf16, …".
 
 import { h, s } from "./dom.js";
@@ -426,6 +427,23 @@ export class GraphPanel extends Panel {
       if (ev === target) g.setAttribute("aria-current", "step");
       else g.removeAttribute("aria-current");
     }
+    if (this.geom.stage) this.keepInView();
+  }
+
+  // on a stage the graph scrolls inside its own column: bring the current node into it (centred) when the step
+  // leaves it, never scrolling the page. After the frame's layout, which the step needs anyway.
+  keepInView() {
+    cancelAnimationFrame(this.viewFrame);
+    this.viewFrame = requestAnimationFrame(() => {
+      const node = this.svg?.querySelector("[aria-current]");
+      const box = this.el;
+      if (!node || box.scrollHeight <= box.clientHeight) return;
+      const n = node.getBoundingClientRect(),
+        b = box.getBoundingClientRect(),
+        margin = this.geom.font;
+      if (n.top >= b.top + margin && n.bottom <= b.bottom - margin) return;
+      box.scrollTop += n.top - b.top - (b.height - n.height) / 2;
+    });
   }
 
   // focus the node of a landmark, when focus was on a node (a click or Enter on a node keeps the keyboard there)

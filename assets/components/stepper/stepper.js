@@ -4,7 +4,7 @@
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
 // "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
 // meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
-// (state "view": a presenter's room publishes it to followers). Python moves the stepper through the "go to"
+// (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python moves the stepper through the "go to"
 // channel (assets/components/goto/goto.js): a window event, or a pending target picked up on load.
 // Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
 // This file: mounting, loading data, the place and every move of it (panels ask through `emit`), the go-to
@@ -50,6 +50,10 @@ const ARROW_ROLES = new Set([
 ]);
 const PLAY_MS = 1400; // one step per 1.4 s: time to read the card
 const URL_WRITE_MS = 150; // coalesce URL writes while a key is held down
+// Presenter mode on a screen at least STAGE_MIN_EM wide is laid out for a projector ("mpv-stage", stepper.css): the
+// graph in a column of its own beside the card, each on the first screen. The card's column keeps STAGE_CARD_EM.
+const STAGE_MIN_EM = 40;
+const STAGE_CARD_EM = 27.8; // 27em of card and the 0.8em gap between the columns
 
 export default function mountStepper(component) {
   const root = component.parentElement;
@@ -86,6 +90,7 @@ class Stepper {
     this.onKey = (e) => this.handleKey(e);
     this.onGoto = (e) => this.goTo(e.detail);
     this.resize = new ResizeObserver(() => this.scheduleLayout());
+    this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
     this.publishTo = null; // the component's setStateValue (see mountStepper)
     this.published = null; // JSON of the place last sent to Python
     // what a panel may ask for; nothing else moves the place
@@ -409,16 +414,36 @@ class Stepper {
   measureGeom() {
     const cs = getComputedStyle(this.app);
     const geom = this.geom ?? {};
+    const font = parseFloat(cs.fontSize) || 16;
+    const stage = Boolean(this.meta.publish) && this.app.clientWidth >= STAGE_MIN_EM * font;
+    this.app.classList.toggle("mpv-stage", stage);
+    if (stage) {
+      this.measureTop();
+      this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
+    }
     Object.assign(geom, {
-      font: parseFloat(cs.fontSize) || 16,
+      font,
       family: cs.fontFamily || "sans-serif",
-      graph: this.$("graph").clientWidth,
+      stage,
+      // on a stage the graph's column is as wide as its arrangement needs, up to what the card leaves it
+      graph: stage ? this.app.clientWidth - STAGE_CARD_EM * font : this.$("graph").clientWidth,
       values: this.$("values").clientWidth,
       heat: this.$("heat").clientWidth,
       measureText: (text, px, weight = 400) => this.measureText(text, px, weight),
     });
     this.geom = geom; // the same object every panel's context holds
     this.measured = new Map();
+  }
+
+  // on a stage: where the graph's column starts in the page scrolled to its start (the card's top: the graph itself
+  // is sticky), so that the column ends at the first screen's bottom. Again whenever the graph's visible part changes
+  // (this.shifted): what Streamlit shows above the stepper may grow after it mounted.
+  measureTop() {
+    if (!this.app.classList.contains("mpv-stage")) return;
+    let scrolled = window.scrollY;
+    for (let n = this.root.host; n; n = n.parentElement) scrolled += n.scrollTop;
+    const top = `${Math.round(this.$("card").getBoundingClientRect().top + scrolled)}px`;
+    if (this.app.style.getPropertyValue("--mpv-graph-top") !== top) this.app.style.setProperty("--mpv-graph-top", top);
   }
 
   measureText(text, px, weight = 400) {
@@ -440,7 +465,8 @@ class Stepper {
       const before = { ...this.geom };
       this.measureGeom();
       const g = this.geom;
-      if (Math.abs(g.graph - before.graph) > 4 || g.font !== before.font) this.panels.graph.layout();
+      if (Math.abs(g.graph - before.graph) > 4 || g.font !== before.font || g.stage !== before.stage)
+        this.panels.graph.layout();
       if (g.values !== before.values || g.heat !== before.heat || g.font !== before.font) {
         this.panels.values.render();
         this.panels.heat.render();
@@ -458,6 +484,7 @@ class Stepper {
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
+    this.shifted.observe(this.$("graph"));
     this.tipOver = (e) => this.showTip(e);
     this.tipOut = () => this.hideTip();
     this.app.addEventListener("mouseover", this.tipOver);
@@ -476,6 +503,7 @@ class Stepper {
     window.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
+    this.shifted.disconnect();
     this.app.removeEventListener("mouseover", this.tipOver);
     this.app.removeEventListener("focusin", this.tipOver);
     this.app.removeEventListener("mouseout", this.tipOut);

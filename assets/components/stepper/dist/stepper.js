@@ -1706,6 +1706,20 @@ var GraphPanel = class extends Panel {
       if (ev === target) g.setAttribute("aria-current", "step");
       else g.removeAttribute("aria-current");
     }
+    if (this.geom.stage) this.keepInView();
+  }
+  // on a stage the graph scrolls inside its own column: bring the current node into it (centred) when the step
+  // leaves it, never scrolling the page. After the frame's layout, which the step needs anyway.
+  keepInView() {
+    cancelAnimationFrame(this.viewFrame);
+    this.viewFrame = requestAnimationFrame(() => {
+      const node = this.svg?.querySelector("[aria-current]");
+      const box = this.el;
+      if (!node || box.scrollHeight <= box.clientHeight) return;
+      const n = node.getBoundingClientRect(), b = box.getBoundingClientRect(), margin = this.geom.font;
+      if (n.top >= b.top + margin && n.bottom <= b.bottom - margin) return;
+      box.scrollTop += n.top - b.top - (b.height - n.height) / 2;
+    });
   }
   // focus the node of a landmark, when focus was on a node (a click or Enter on a node keeps the keyboard there)
   focusNode(landmark) {
@@ -2403,6 +2417,8 @@ var ARROW_ROLES = /* @__PURE__ */ new Set([
 ]);
 var PLAY_MS = 1400;
 var URL_WRITE_MS = 150;
+var STAGE_MIN_EM = 40;
+var STAGE_CARD_EM = 27.8;
 function mountStepper(component) {
   const root = component.parentElement;
   let app = APPS.get(root);
@@ -2437,6 +2453,7 @@ var Stepper = class {
     this.onKey = (e) => this.handleKey(e);
     this.onGoto = (e) => this.goTo(e.detail);
     this.resize = new ResizeObserver(() => this.scheduleLayout());
+    this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
     this.publishTo = null;
     this.published = null;
     this.actions = {
@@ -2715,16 +2732,35 @@ var Stepper = class {
   measureGeom() {
     const cs = getComputedStyle(this.app);
     const geom = this.geom ?? {};
+    const font = parseFloat(cs.fontSize) || 16;
+    const stage = Boolean(this.meta.publish) && this.app.clientWidth >= STAGE_MIN_EM * font;
+    this.app.classList.toggle("mpv-stage", stage);
+    if (stage) {
+      this.measureTop();
+      this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
+    }
     Object.assign(geom, {
-      font: parseFloat(cs.fontSize) || 16,
+      font,
       family: cs.fontFamily || "sans-serif",
-      graph: this.$("graph").clientWidth,
+      stage,
+      // on a stage the graph's column is as wide as its arrangement needs, up to what the card leaves it
+      graph: stage ? this.app.clientWidth - STAGE_CARD_EM * font : this.$("graph").clientWidth,
       values: this.$("values").clientWidth,
       heat: this.$("heat").clientWidth,
       measureText: (text, px, weight = 400) => this.measureText(text, px, weight)
     });
     this.geom = geom;
     this.measured = /* @__PURE__ */ new Map();
+  }
+  // on a stage: where the graph's column starts in the page scrolled to its start (the card's top: the graph itself
+  // is sticky), so that the column ends at the first screen's bottom. Again whenever the graph's visible part changes
+  // (this.shifted): what Streamlit shows above the stepper may grow after it mounted.
+  measureTop() {
+    if (!this.app.classList.contains("mpv-stage")) return;
+    let scrolled = window.scrollY;
+    for (let n = this.root.host; n; n = n.parentElement) scrolled += n.scrollTop;
+    const top = `${Math.round(this.$("card").getBoundingClientRect().top + scrolled)}px`;
+    if (this.app.style.getPropertyValue("--mpv-graph-top") !== top) this.app.style.setProperty("--mpv-graph-top", top);
   }
   measureText(text, px, weight = 400) {
     const k = `${weight}|${px}|${text}`;
@@ -2743,7 +2779,8 @@ var Stepper = class {
       const before = { ...this.geom };
       this.measureGeom();
       const g = this.geom;
-      if (Math.abs(g.graph - before.graph) > 4 || g.font !== before.font) this.panels.graph.layout();
+      if (Math.abs(g.graph - before.graph) > 4 || g.font !== before.font || g.stage !== before.stage)
+        this.panels.graph.layout();
       if (g.values !== before.values || g.heat !== before.heat || g.font !== before.font) {
         this.panels.values.render();
         this.panels.heat.render();
@@ -2760,6 +2797,7 @@ var Stepper = class {
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
+    this.shifted.observe(this.$("graph"));
     this.tipOver = (e) => this.showTip(e);
     this.tipOut = () => this.hideTip();
     this.app.addEventListener("mouseover", this.tipOver);
@@ -2777,6 +2815,7 @@ var Stepper = class {
     window.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
+    this.shifted.disconnect();
     this.app.removeEventListener("mouseover", this.tipOver);
     this.app.removeEventListener("focusin", this.tipOver);
     this.app.removeEventListener("mouseout", this.tipOut);

@@ -1,5 +1,5 @@
-// A browser for the panels under node: jsdom, plus the few things it lacks (canvas 2D, ResizeObserver, ImageData,
-// scrollIntoView).
+// A browser for the panels under node: jsdom, plus the few things it lacks (canvas 2D, ResizeObserver,
+// IntersectionObserver, ImageData, scrollIntoView).
 // Text is measured as 0.6 em per character, which is all the layout needs to be deterministic.
 // Import this before any stepper module: stepper.js reads `window` when it is evaluated.
 
@@ -23,7 +23,7 @@ const context2d = {
 };
 window.HTMLCanvasElement.prototype.getContext = () => context2d;
 window.HTMLElement.prototype.scrollIntoView = () => {}; // jsdom lays nothing out
-window.ResizeObserver = class {
+window.ResizeObserver = window.IntersectionObserver = class {
   observe() {}
   disconnect() {}
 };
@@ -43,6 +43,7 @@ for (const name of [
   "navigator",
   "Node",
   "ResizeObserver",
+  "IntersectionObserver",
   "ImageData",
   "getComputedStyle",
   "requestAnimationFrame",
