@@ -121,7 +121,10 @@ def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
     shown = [c for c in FILTER_CATEGORIES if any(c in p.categories for p in (left, right))]
     counts = {_label(p.device): p.counts() for p in (left, right)}
     low_dtypes = {_label(p.device): p.autocast_dtype for p in (left, right)}
-    figure = policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"])
+    figure = results.shared_figure(
+        ("policy counts", left.device, right.device),
+        lambda: policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"]),
+    )
     chart(figure)
     st.caption(TEXT["counts_caption"])
     with st.expander(TEXT["help_title"]):
@@ -233,7 +236,9 @@ def _probe_section(left: DevicePolicy, right: DevicePolicy) -> None:
         if probe.error:  # torch's own words, shown as code: they are not markdown
             col.warning(TEXT["call_error"])
             col.code(probe.error[:300], language=None, wrap_lines=True)
-        chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=f"steps_{side}")
+        steps = ("policy steps", s.function, input_dtypes, device, s.probe_dtype)
+        figure = results.shared_figure(steps, lambda probe=probe: policy_fig.call_steps_figure(list(probe.steps)))
+        chart(figure, where=col, key=f"steps_{side}")
         if probe.fake:
             col.caption(TEXT["fake"])
 

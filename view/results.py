@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 
 import mpviz
@@ -74,6 +75,18 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
     finally:
         if slot is not None:
             slot.empty()
+
+
+def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
+    """`build()`'s figure, built once per process for `key` and this session's language (its labels' words).
+
+    `key` holds every small input the figure is drawn from (the page's settings, a config key), so a class
+    that opens the same view builds it once: building a plotly figure costs tens of ms of the one GIL per figure,
+    which thirty followers of a presenter's page change would otherwise queue for. Shared: never mutate it
+    (view.page.chart shows a copy in presenter mode; st.plotly_chart serialises a copy).
+    """
+    key = ("figure", text.language(), *key)
+    return default_cache().get_or_compute(key, build, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
 
 
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
