@@ -330,6 +330,15 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     extra = moving["cpu"] - idle["cpu"] / idle["s"] * moving["s"]  # what the moves added to the polling
     lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if moves[0] <= g < changes[0]]
     page_lags = [p - max(c for c in changes if c <= p) for f in followers for p in f.pages if p >= changes[0]]
+    by_page: dict[str, list[float]] = {}  # which lesson a page change opened: its lags (what its run costs shows)
+    for f in followers:
+        for p in (p for p in f.pages if p >= changes[0]):
+            i = max(i for i, c in enumerate(changes) if c <= p)
+            by_page.setdefault(PAGE_CHANGES[i], []).append(p - changes[i])
+    per_page = ", ".join(
+        f"{slug} p50 {statistics.median(v) * 1e3:.0f} / p95 {percentile(v, 95) * 1e3:.0f} ms"
+        for slug, v in by_page.items()
+    )
     printout(
         f"follow-me, {FOLLOWERS} followers of one room, poll every {POLL_S} s, one process on this machine:\n"
         f"  idle   {idle['s']:.1f} s: {idle['ticks']} polls, server CPU {idle['cpu'] * 1e3 / idle['s']:.0f} ms/s"
@@ -341,7 +350,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         f" max {max(lags) * 1e3:.0f} ms ({len(lags)} deliveries)\n"
         f"  a page change ({', '.join(PAGE_CHANGES)}) reached a follower after"
         f" p50 {statistics.median(page_lags) * 1e3:.0f} ms, p95 {percentile(page_lags, 95) * 1e3:.0f} ms,"
-        f" max {max(page_lags) * 1e3:.0f} ms ({len(page_lags)} deliveries)"
+        f" max {max(page_lags) * 1e3:.0f} ms ({len(page_lags)} deliveries)\n"
+        f"  by the page opened: {per_page}"
     )
     assert not [e for f in followers for e in f.errors]
     assert len(lags) >= FOLLOWERS * MOVES * 0.9  # (nearly) every follower got (nearly) every step
