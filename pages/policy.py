@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -156,6 +157,13 @@ def _set_opt_dtype_measured(*policies: DevicePolicy) -> None:
         st.markdown(TEXT["set_opt_measured"].format(op=op) + "\n" + "\n".join(f"- {line}" for line in lines))
 
 
+def _highlight_differing(table: pd.DataFrame) -> pd.DataFrame:
+    """Every cell of a row whose last column (differs) is true gets the highlight. One call for the whole table,
+    not one per row: the per-row form was half of what the page cost each session, for the same styles."""
+    css = np.where(table.iloc[:, -1].to_numpy(dtype=bool), "background-color: rgba(213, 94, 0, 0.18)", "")
+    return pd.DataFrame({column: css for column in table.columns}, index=table.index)
+
+
 def _table(left: DevicePolicy, right: DevicePolicy) -> None:
     rows = compare_policies(left, right).rows
     f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
@@ -176,8 +184,7 @@ def _table(left: DevicePolicy, right: DevicePolicy) -> None:
             TEXT["cols"]["differs"]: [r.differs for r in kept],
         }
     )
-    highlight = "background-color: rgba(213, 94, 0, 0.18)"
-    styled = table.style.apply(lambda row: [highlight if row.iloc[-1] else ""] * len(row), axis=1)
+    styled = table.style.apply(_highlight_differing, axis=None)
     st.dataframe(styled, hide_index=True, width="stretch", height=420)
     words = {"n": len(kept), "total": len(rows), "d": sum(r.differs for r in kept)}
     words |= {"left": _label(left.device), "right": _label(right.device)}
