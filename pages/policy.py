@@ -16,6 +16,7 @@ from mpviz.policy import (
     UNCLASSIFIED,
     ChildProbeError,
     DevicePolicy,
+    PolicyComparison,
     compare_policies,
     device_policy,
     probe_call,
@@ -98,8 +99,13 @@ def _policy(device: str) -> DevicePolicy | None:
         return None
 
 
+def _compared(left: DevicePolicy, right: DevicePolicy) -> PolicyComparison:
+    """The two policies side by side, once per process for the pair (both the counts and the table read it)."""
+    return results.shared(("policy comparison", left.device, right.device), lambda: compare_policies(left, right))
+
+
 def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
-    cmp = compare_policies(left, right)
+    cmp = _compared(left, right)
     st.subheader(TEXT["counts"], help=term_help(*CATEGORIES, UNCLASSIFIED))
     m1, m2, m3, m4 = st.columns(4)
     in_policy = term_help("autocast", "aten_op")
@@ -165,16 +171,17 @@ def _highlight_differing(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table(left: DevicePolicy, right: DevicePolicy) -> None:
-    rows = compare_policies(left, right).rows
+    rows = _compared(left, right).rows
     f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
     f1.text_input(TEXT["search"], key="search")
     f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="categories", help=term_help(*CATEGORIES, UNCLASSIFIED))
     f3.toggle(TEXT["only_diff"], key="differ")
-    needle = s.search.strip().lower()
+    # read once: a session-state read costs more than the test itself, and this runs for every row
+    needle, wanted, only_differing = s.search.strip().lower(), set(s.categories), s.differ
     kept = [
         r
         for r in rows
-        if needle in r.op.lower() and any(c in s.categories for c in r.categories) and (r.differs or not s.differ)
+        if needle in r.op.lower() and any(c in wanted for c in r.categories) and (r.differs or not only_differing)
     ]
     table = pd.DataFrame(
         {
