@@ -1,6 +1,7 @@
 """The classroom around the lessons, through AppTest: the guided lesson (every stop's words and link, the Next
 chain), presenter mode (projector-sized charts, expert tables folded, the stepper's meta), follow-me without a
-browser (a follower's first run opens the presenter's view), glossary tooltips, and hostile classroom URLs.
+browser (a follower's first run opens the presenter's view), what a page change costs (figures shared between
+sessions, published before the presenter's page runs), glossary tooltips, and hostile classroom URLs.
 
 What the browser does with it (the stepper moving without a reload, a follower following within 2 s, the cost of
 30 followers) is in tests/test_classroom_browser.py.
