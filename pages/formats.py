@@ -237,8 +237,15 @@ with guarded("number line"):
     )
     limit = max(spec.max for spec in specs)
     lo, hi = (-limit, limit) if s.zoom == "all" else formats.zoom_window(x, s.zoom, limit)
-    lines = [_number_line(f, lo, hi) for f in selected]
-    chart(formats_fig.number_line_figure(lines, lo, hi, x if math.isfinite(x) else None, labels=TEXT["figure"]))
+    marked = x if math.isfinite(x) else None
+    chart(
+        results.shared_figure(
+            ("number line", tuple(selected), repr(lo), repr(hi), repr(marked)),
+            lambda: formats_fig.number_line_figure(
+                [_number_line(f, lo, hi) for f in selected], lo, hi, marked, labels=TEXT["figure"]
+            ),
+        )
+    )
 
 # ── from the trace: a real tensor (its extremes also go on the range chart) ─────────────────────────────────
 markers = {TEXT["marker_value"]: x}
@@ -260,7 +267,13 @@ with guarded("trace"):
         trace_specs = [formats.resolve_format(f) for f in TRACE_FORMATS]
         if out.stats.log2_hist:
             st.caption(TEXT["hist_caption"].format(name=s.tensor))
-            chart(formats_fig.format_exponent_figure(s.tensor, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]))
+            figure = results.shared_figure(
+                ("exponents", results.config_key(rc.config), rc.device, rc.dtype, s.tensor),
+                lambda: formats_fig.format_exponent_figure(
+                    s.tensor, out.stats.log2_hist, trace_specs, labels=TEXT["figure"]
+                ),
+            )
+            chart(figure)
             nonzero = abs(sample[(sample != 0) & (abs(sample) < math.inf)])
             markers[TEXT["marker_max"].format(name=s.tensor)] = out.stats.abs_max
             if nonzero.size:
@@ -277,7 +290,12 @@ with guarded("trace"):
 with guarded("ranges"):
     st.subheader(TEXT["range"], help=term_help("binade", "subnormal", "saturation"))
     st.caption(TEXT["range_caption"])
-    chart(formats_fig.range_figure(specs, markers, labels=TEXT["figure"]))
+    marks = tuple((name, repr(v)) for name, v in markers.items())
+    chart(
+        results.shared_figure(
+            ("ranges", tuple(selected), marks), lambda: formats_fig.range_figure(specs, markers, labels=TEXT["figure"])
+        )
+    )
 
 # ── stochastic rounding ─────────────────────────────────────────────────────────────────────────────────────
 with guarded("stochastic rounding"):

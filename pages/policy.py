@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -15,6 +16,7 @@ from mpviz.policy import (
     UNCLASSIFIED,
     ChildProbeError,
     DevicePolicy,
+    PolicyComparison,
     compare_policies,
     device_policy,
     probe_call,
@@ -97,8 +99,13 @@ def _policy(device: str) -> DevicePolicy | None:
         return None
 
 
+def _compared(left: DevicePolicy, right: DevicePolicy) -> PolicyComparison:
+    """The two policies side by side, once per process for the pair (both the counts and the table read it)."""
+    return results.shared(("policy comparison", left.device, right.device), lambda: compare_policies(left, right))
+
+
 def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
-    cmp = compare_policies(left, right)
+    cmp = _compared(left, right)
     st.subheader(TEXT["counts"], help=term_help(*CATEGORIES, UNCLASSIFIED))
     m1, m2, m3, m4 = st.columns(4)
     in_policy = term_help("autocast", "aten_op")
@@ -121,7 +128,10 @@ def _counts(left: DevicePolicy, right: DevicePolicy) -> None:
     shown = [c for c in FILTER_CATEGORIES if any(c in p.categories for p in (left, right))]
     counts = {_label(p.device): p.counts() for p in (left, right)}
     low_dtypes = {_label(p.device): p.autocast_dtype for p in (left, right)}
-    figure = policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"])
+    figure = results.shared_figure(
+        ("policy counts", left.device, right.device),
+        lambda: policy_fig.policy_counts_figure(counts, {c: c for c in shown}, low_dtypes, labels=TEXT["figure"]),
+    )
     chart(figure)
     st.caption(TEXT["counts_caption"])
     with st.expander(TEXT["help_title"]):
@@ -153,17 +163,25 @@ def _set_opt_dtype_measured(*policies: DevicePolicy) -> None:
         st.markdown(TEXT["set_opt_measured"].format(op=op) + "\n" + "\n".join(f"- {line}" for line in lines))
 
 
+def _highlight_differing(table: pd.DataFrame) -> pd.DataFrame:
+    """Every cell of a row whose last column (differs) is true gets the highlight. One call for the whole table,
+    not one per row: the per-row form was half of what the page cost each session, for the same styles."""
+    css = np.where(table.iloc[:, -1].to_numpy(dtype=bool), "background-color: rgba(213, 94, 0, 0.18)", "")
+    return pd.DataFrame({column: css for column in table.columns}, index=table.index)
+
+
 def _table(left: DevicePolicy, right: DevicePolicy) -> None:
-    rows = compare_policies(left, right).rows
+    rows = _compared(left, right).rows
     f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
     f1.text_input(TEXT["search"], key="search")
     f2.multiselect(TEXT["filter"], FILTER_CATEGORIES, key="categories", help=term_help(*CATEGORIES, UNCLASSIFIED))
     f3.toggle(TEXT["only_diff"], key="differ")
-    needle = s.search.strip().lower()
+    # read once: a session-state read costs more than the test itself, and this runs for every row
+    needle, wanted, only_differing = s.search.strip().lower(), set(s.categories), s.differ
     kept = [
         r
         for r in rows
-        if needle in r.op.lower() and any(c in s.categories for c in r.categories) and (r.differs or not s.differ)
+        if needle in r.op.lower() and any(c in wanted for c in r.categories) and (r.differs or not only_differing)
     ]
     table = pd.DataFrame(
         {
@@ -173,8 +191,7 @@ def _table(left: DevicePolicy, right: DevicePolicy) -> None:
             TEXT["cols"]["differs"]: [r.differs for r in kept],
         }
     )
-    highlight = "background-color: rgba(213, 94, 0, 0.18)"
-    styled = table.style.apply(lambda row: [highlight if row.iloc[-1] else ""] * len(row), axis=1)
+    styled = table.style.apply(_highlight_differing, axis=None)
     st.dataframe(styled, hide_index=True, width="stretch", height=420)
     words = {"n": len(kept), "total": len(rows), "d": sum(r.differs for r in kept)}
     words |= {"left": _label(left.device), "right": _label(right.device)}
@@ -233,7 +250,9 @@ def _probe_section(left: DevicePolicy, right: DevicePolicy) -> None:
         if probe.error:  # torch's own words, shown as code: they are not markdown
             col.warning(TEXT["call_error"])
             col.code(probe.error[:300], language=None, wrap_lines=True)
-        chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=f"steps_{side}")
+        steps = ("policy steps", s.function, input_dtypes, device, s.probe_dtype)
+        figure = results.shared_figure(steps, lambda probe=probe: policy_fig.call_steps_figure(list(probe.steps)))
+        chart(figure, where=col, key=f"steps_{side}")
         if probe.fake:
             col.caption(TEXT["fake"])
 

@@ -203,7 +203,8 @@ with guarded("softmax probabilities"):
             badges.append(f"**{TEXT['methods'][v.method]}** {' '.join(marks)}")
         st.markdown(f"{dtype_badge(fmt)} &nbsp; " + " &nbsp;·&nbsp; ".join(badges), unsafe_allow_html=True)
     st.toggle(TEXT["bars_log"], key="bars_log")
-    chart(softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG))
+    bars = ("softmax bars", logits, formats, s.loss, s.bars_log)
+    chart(results.shared_figure(bars, lambda: softmax_fig.softmax_bars(comparison, MAX_BARS, s.bars_log, labels=FIG)))
     if len(logits) > MAX_BARS:
         st.caption(TEXT["bars_cropped"].format(k=MAX_BARS, n=len(logits)))
     summary = comparison.summary()
@@ -219,7 +220,8 @@ with guarded("softmax probabilities"):
     st.markdown(" ".join(notes))
 
     st.subheader(TEXT["errors"])
-    chart(softmax_fig.softmax_errors(comparison, MAX_ERROR_POINTS, labels=FIG))
+    errors = ("softmax errors", logits, formats, s.loss)
+    chart(results.shared_figure(errors, lambda: softmax_fig.softmax_errors(comparison, MAX_ERROR_POINTS, labels=FIG)))
     positive = sum(p > 0 for p in comparison.reference)
     cropped = TEXT["errors_cropped"].format(k=MAX_ERROR_POINTS, n=positive) if positive > MAX_ERROR_POINTS else ""
     st.caption(TEXT["errors_caption"] + cropped)
@@ -256,7 +258,8 @@ with guarded("softmax sweep"):
             sweep = _sweep(logits, formats)
         hi = sweep.scales[-1]
         st.caption(TEXT["sweep_intro"].format(lo=sweep.scales[0], hi=hi))
-        chart(softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG))
+        key = ("softmax sweep", logits, formats, s.metric)
+        chart(results.shared_figure(key, lambda: softmax_fig.softmax_sweep(sweep, s.metric, labels=FIG)))
 
         def when(scale: float | None) -> str:
             return TEXT["sweep_never"].format(hi=hi) if scale is None else TEXT["sweep_at"].format(x=scale)
@@ -279,7 +282,7 @@ with guarded("softmax sweep"):
 with guarded("softmax exp"):
     st.subheader(TEXT["exp"])
     curves = results.shared(("softmax-exp", formats), lambda: softmax_scale.exp_curves(formats))
-    chart(softmax_fig.softmax_exp(curves, labels=FIG))
+    chart(results.shared_figure(("softmax exp", formats), lambda: softmax_fig.softmax_exp(curves, labels=FIG)))
     notes = [
         "- "
         + TEXT["exp_note"].format(

@@ -1,6 +1,7 @@
 """The classroom around the lessons, through AppTest: the guided lesson (every stop's words and link, the Next
 chain), presenter mode (projector-sized charts, expert tables folded, the stepper's meta), follow-me without a
-browser (a follower's first run opens the presenter's view), glossary tooltips, and hostile classroom URLs.
+browser (a follower's first run opens the presenter's view), what a page change costs (figures shared between
+sessions, published before the presenter's page runs), glossary tooltips, and hostile classroom URLs.
 
 What the browser does with it (the stepper moving without a reload, a follower following within 2 s, the cost of
 30 followers) is in tests/test_classroom_browser.py.
@@ -10,14 +11,19 @@ import json
 import re
 import string
 
+import plotly.graph_objects as go
 import pytest
 
 from mpviz import lessons
+from mpviz.admission import default_cache
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 from view import glossary, text, tour
+from view.figures import formats as formats_fig
+from view.figures import softmax as softmax_fig
 from view.figures.style import PRESENTER_FONT
+from view.results import SharedFigure
 from view.rooms import ROOMS
 from view.url import BROWSER_KEYS, KEEP
 
@@ -228,6 +234,47 @@ def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
     assert "room" not in _query(follower), "a follower's own URL does not name the presenter's room"
     presenter.toggle(key="present").set_value(False).run()
     assert ROOMS.get(code) is None and "room" not in presenter.query_params
+
+
+# ── what a class costs the server: a page change, thirty times at once ─────────────────────────────────────
+def _counted(monkeypatch, module, name: str) -> list:
+    """Calls of figure builder `module.name` from now on (it still builds)."""
+    calls, build = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(a) or build(*a, **k))
+    return calls
+
+
+def test_sessions_that_open_the_same_view_share_its_figures(monkeypatch):
+    default_cache().clear()  # figures other tests built would hide the count
+    built = _counted(monkeypatch, softmax_fig, "softmax_exp")
+    first, second = page_app("pages/softmax.py").run(), page_app("pages/softmax.py").run()
+    assert not failures(first) and not failures(second)
+    assert len(built) == 1, "the second session shows the figure the first one built"
+    assert [c.proto.spec for c in first.get("plotly_chart")] == [c.proto.spec for c in second.get("plotly_chart")]
+    in_chinese = page_app("pages/softmax.py", lang="zh").run()
+    assert not failures(in_chinese) and len(built) == 2, "other words: a figure of their own"
+
+
+def test_a_shared_figure_is_serialised_from_one_dict():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="t"))
+    shared = SharedFigure(fig)
+    assert shared.to_dict() == fig.to_dict()
+    assert shared.to_dict() is shared.to_dict(), "not deep-copied again for every session that shows it"
+
+
+def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch):
+    default_cache().clear()
+    presenter = page_app("pages/policy.py", present="1").run()
+    code = presenter.session_state["_room"]
+    assert ROOMS.get(code).view.page == "policy"
+    seen = []
+    build = formats_fig.range_figure  # drawn by the formats page after its other sections
+    monkeypatch.setattr(
+        formats_fig, "range_figure", lambda *a, **k: seen.append(ROOMS.get(code).view.page) or build(*a, **k)
+    )
+    presenter.switch_page("pages/formats.py").run()
+    assert not failures(presenter)
+    assert seen == ["formats"], "followers were sent to the new page while the presenter's run of it went on"
 
 
 # ── glossary ────────────────────────────────────────────────────────────────────────────────────────────────

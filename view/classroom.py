@@ -49,11 +49,15 @@ def sidebar() -> None:
 
 
 def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
-    """Above the page: in presenter mode the follow link, for the class to read off the screen, and how many
-    follow; a follower's poll (and word that the presenter is gone); the guided lesson's bar while a stop is open.
-    Returns what finishes the bar after the page ran."""
+    """Above the page: in presenter mode this view published to the room, the follow link, for the class to read
+    off the screen, and how many follow; a follower's poll (and word that the presenter is gone); the guided
+    lesson's bar while a stop is open. Returns what finishes the bar after the page ran."""
     words = text.section("classroom")
     if presenting():
+        # Published before the page runs as well as after: a page change reaches the followers while the
+        # presenter's own run of the new page goes on (what the page then writes into the URL, its settings off
+        # their defaults, follows at `finish`).
+        follow.publish(lesson)
         follow.banner(words)
     if follow.following():
         follow.poll(words)

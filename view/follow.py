@@ -1,12 +1,12 @@
 """Follow me: a presenter's view, published to a room (view.rooms) that students' sessions follow.
 
-Presenter (presenter mode on): at the end of every run app.py publishes the lesson, its URL state and, on the
-attention lesson, the stepper's place (the stepper reports every move in presenter mode: one rerun of the
-presenter's session per step). The room code is the presenter's `mpviz_route` cookie, so behind the proxy every
-follower is routed to this replica (deploy/README.md); without the proxy it is a short random code. The code is
-kept in the presenter's URL (`?room=CODE`), so a presenter who reloads takes the same room back and the class
-keeps following. Above the lesson the presenter sees the follow link in large type, a QR code of it (drawn here by
-segno, no network) and how many students follow, refreshed every AUDIENCE_S seconds.
+Presenter (presenter mode on): above the page and again at the end of every run (view.classroom) the lesson, its URL
+state and, on the attention lesson, the stepper's place are published (the stepper reports every move in presenter
+mode: one rerun of the presenter's session per step). The room code is the presenter's `mpviz_route` cookie, so
+behind the proxy every follower is routed to this replica (deploy/README.md); without the proxy it is a short random
+code. The code is kept in the presenter's URL (`?room=CODE`), so a presenter who reloads takes the same room back
+and the class keeps following. Above the lesson the presenter sees the follow link in large type, a QR code of it
+(drawn here by segno, no network) and how many students follow, refreshed every AUDIENCE_S seconds.
 
 Follower (`?follow=CODE`): a small fragment polls the room every POLL_S seconds and compares one integer, the
 room's version. Only when it changed does anything happen: another page or URL state asks for a full run
@@ -86,8 +86,8 @@ def close_room() -> None:
 
 
 def publish(lesson: lessons.Lesson) -> None:
-    """End of a presenter's run: this view is the room's (followers see a new version only if it changed). Out of
-    presenter mode, nothing is published (view.classroom closes the room)."""
+    """A presenter's run, above the page and after it: this view is the room's (followers see a new version only
+    if it changed). Out of presenter mode, nothing is published (view.classroom closes the room)."""
     if not presenting():
         return
     query = {k: v for k, v in st.query_params.to_dict().items() if k not in KEEP and k not in BROWSER_KEYS}

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 
 import mpviz
@@ -74,6 +75,35 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
     finally:
         if slot is not None:
             slot.empty()
+
+
+class SharedFigure(go.Figure):
+    """A figure that many sessions show: the dict that st.plotly_chart serialises is made once, on first use.
+
+    st.plotly_chart turns a figure into a dict on every call, and plotly's `to_dict` deep-copies the whole figure
+    to do so: for the softmax lesson's figures that copy cost more than all the rest of the page, once per session.
+    This figure hands out the dict it made first, so the dict is as shared as the figure: never mutate either
+    (presenter mode shows a new figure, view.figures.style.presented).
+    """
+
+    _as_dict: dict | None = None
+
+    def to_dict(self) -> dict:
+        if self._as_dict is None:  # two threads may both make it: the same dict, one of them kept
+            self._as_dict = super().to_dict()
+        return self._as_dict
+
+
+def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
+    """`build()`'s figure, built once per process for `key` and this session's language (its labels' words).
+
+    `key` holds every small input the figure is drawn from (the page's settings, a config key), so a class
+    that opens the same view builds it once: building a plotly figure costs tens of ms of the one GIL per figure,
+    which thirty followers of a presenter's page change would otherwise queue for. Shared: never mutate it.
+    """
+    key = ("figure", text.language(), *key)
+    figure = lambda: SharedFigure(build())  # noqa: E731
+    return default_cache().get_or_compute(key, figure, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
 
 
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
