@@ -93,6 +93,18 @@ def _clear_streamlit_caches(request):
         admission._cache = own
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes `pid`'s threads started (a server's workers), read from /proc; a thread or process that
+    ends while we read is skipped."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

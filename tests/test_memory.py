@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import running_server
+from tests.conftest import child_pids, running_server
 from view.websocket_session import open_page, percentile
 from view.websocket_session import run as run_sessions
 
@@ -32,7 +32,7 @@ def _rss_mb(pid: int) -> float:
     """RSS of the server and its child processes (the worker processes that compute the lessons, mpviz.workers):
     the replica's memory limit covers them all."""
     total = 0.0
-    pids = [pid] + [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
+    pids = [pid, *child_pids(pid)]
     for p in pids:
         try:
             status = Path(f"/proc/{p}/status").read_text()

@@ -1,6 +1,7 @@
 """Worker processes (mpviz.workers): a crash, a kill or a runaway run costs the one call that hit it; the pool
 replaces the worker, and calls running in the other workers finish."""
 
+import contextlib
 import os
 import signal
 import threading
@@ -132,18 +133,20 @@ def test_workers_retire_after_their_calls_and_a_new_one_takes_over():
 
 # ── on a real server ────────────────────────────────────────────────────────────────────────────────────────
 WARM_LINK = "dtype=bf16"  # the attention lesson's default run, computed once and then cached in the server
-VICTIM_LINK = "dtype=bf16&seq=256&dim=256&heads=8"  # a cold run that keeps its worker busy for seconds
+VICTIM_LINK = "dtype=bf16&seq=512&dim=512&heads=16"  # the largest cold run: its worker is busy for seconds (T=256
+# finished in 1.05 s on an idle machine, before the kill at 1.5 s)
 CLASS = 10  # sessions opening the warm link while a worker dies
 
 
 def _workers_of(server_pid: int) -> list[int]:
     """The server's worker processes (`python -m mpviz.workers`)."""
+    from tests.conftest import child_pids
+
     found = []
-    for task in Path(f"/proc/{server_pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"mpviz.workers" in cmdline:
-                found.append(int(child))
+    for child in child_pids(server_pid):
+        with contextlib.suppress(OSError):  # a worker that just retired
+            if b"mpviz.workers" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
     return found
 
 
@@ -204,7 +207,8 @@ def test_a_worker_crash_on_the_server_costs_one_session_and_the_class_loads(tmp_
             f"  {wave:>14}: {CLASS} sessions open the cached lesson meanwhile, p50 {percentile(latencies, 50):.2f} s,"
             f" p95 {percentile(latencies, 95):.2f} s, failed {sum(not r.ok for r in runs)}"
         )
-    printout("a worker dies 1.5 s into one session's cold run (T=256, d=256) on a real server:\n" + "\n".join(lines))
+    head = "a worker dies 1.5 s into one session's cold run (T=512, d=512, H=16) on a real server:\n"
+    printout(head + "\n".join(lines))
 
 
 # ── on the page ─────────────────────────────────────────────────────────────────────────────────────────────
