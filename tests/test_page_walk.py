@@ -59,12 +59,14 @@ def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, 
         presenter.wait_for_url(lambda url, path=path: url.split("?")[0].endswith(f"/{path}"), timeout=30_000)
         presenter.wait_for_selector(APP_IDLE, timeout=120_000)
         assert {k: presenter.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN, slug
-    presenter.wait_for_function(f"({STATE})() !== null", timeout=60_000)
-    want = presenter.evaluate(STATE)
+    # the follower runs what the presenter runs: back on Attention with the same run config in its URL
+    want = "&&".join(f"q.get({k!r}) === {v!r}" for k, v in CHOSEN.items())
     follower.wait_for_function(
-        f"() => {{ const s = ({STATE})(); return s && s.event === {want['event']} && s.title === {want['title']!r}; }}",
-        timeout=30_000,
+        f"() => {{ const q = new URLSearchParams(location.search); return location.pathname === '/' && {want}; }}",
+        timeout=60_000,
     )
+    follower.wait_for_selector(APP_IDLE, timeout=120_000)
+    follower.wait_for_function(f"({STATE})() !== null", timeout=60_000)  # and its stepper shows that run
     assert {k: follower.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN
     assert not follower.get_by_text("is not valid").count()
     teacher.close()
