@@ -20,3 +20,13 @@ QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyCha
 
 def require_chromium() -> str:
     return require_debian_tool(CHROMIUM, "chromium")
+
+
+def page_report(page) -> str:
+    """What a page showed, for a failure message: its URL, whether a run is going on, and its main area's text."""
+    shown = page.evaluate(
+        """() => ({url: location.href,
+                   state: document.querySelector('[data-testid=stApp]')?.dataset.testScriptState,
+                   main: (document.querySelector('[data-testid=stMain]')?.innerText || '').slice(0, 3000)})"""
+    )
+    return f"URL {shown['url']}, script {shown['state']}; it showed:\n{shown['main']}"

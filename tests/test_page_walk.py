@@ -7,10 +7,11 @@ next change wrote `dtype=None&causal=0` into the URL (and to a presenter's follo
 """
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mpviz.lessons import lesson
 from tests.apptest import failures, page_app
-from tests.browser import APP_IDLE
+from tests.browser import APP_IDLE, page_report
 from tests.test_classroom_browser import _open, _room_code
 from tests.test_stepper import STATE
 from view.run_config import SIDEBAR_PARAMS
@@ -41,6 +42,10 @@ def test_the_run_config_survives_a_walk_through_pages_that_do_not_draw_it():
     assert at.query_params["dtype"] == "fp16" and at.query_params["causal"] == "0"
 
 
+def _tail(log, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
 _NAV = "[data-testid=stSidebarNav] a[href='{href}']"
 _QUERY = "() => Object.fromEntries(new URLSearchParams(location.search))"
 
@@ -48,7 +53,7 @@ _QUERY = "() => Object.fromEntries(new URLSearchParams(location.search))"
 @pytest.mark.browser
 def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, streamlit_server):
     """In Chromium, presenter and follower: Attention → Formats → Softmax → Attention by the sidebar's links."""
-    server, _ = streamlit_server
+    server, log = streamlit_server
     teacher, student = (browser.new_context(viewport={"width": 1440, "height": 900}) for _ in range(2))
     query = "&".join(f"{k}={v}" for k, v in CHOSEN.items())
     presenter, _ = _open(teacher, f"{server}/attention?present=1&{query}")
@@ -66,7 +71,10 @@ def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, 
         timeout=60_000,
     )
     follower.wait_for_selector(APP_IDLE, timeout=120_000)
-    follower.wait_for_function(f"({STATE})() !== null", timeout=60_000)  # and its stepper shows that run
+    try:
+        follower.wait_for_function(f"({STATE})() !== null", timeout=60_000)  # and its stepper shows that run
+    except PlaywrightTimeout:
+        pytest.fail(f"the follower's stepper never drew: {page_report(follower)}\n\nserver log:\n{_tail(log)}")
     assert {k: follower.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN
     assert not follower.get_by_text("is not valid").count()
     teacher.close()
