@@ -105,7 +105,7 @@ def _serve(conn: Connection) -> None:
     while True:
         try:
             task = conn.recv()
-        except EOFError:  # the server went away without saying goodbye: nothing left to serve
+        except (EOFError, ConnectionResetError):  # the server went away without saying goodbye: nothing to serve
             return
         if task is None:
             return

@@ -4,6 +4,10 @@ replaces the worker, and calls running in the other workers finish."""
 import contextlib
 import os
 import signal
+import socket
+import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -235,3 +239,21 @@ def test_a_lost_worker_shows_a_message_and_a_retry_button_not_a_traceback(monkey
     monkeypatch.setattr(view.results, "run_isolated", lambda fn, *args: fn(*args))
     retry.click().run()
     assert not at.error and len(at.get("bidi_component")) == 1, "the retry computed the lesson"
+
+
+def test_a_worker_whose_server_vanished_ends_quietly():
+    """A server killed outright resets its workers' sockets (unread data on its side makes the close a reset):
+    a worker then exits, without a traceback in the server's log."""
+    ours, theirs = socket.socketpair()
+    with theirs:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "mpviz.workers", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert ours.recv(1, socket.MSG_PEEK), "the worker said it is ready (left unread)"
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset, as a kill does
+    ours.close()
+    _, stderr = worker.communicate(timeout=60)
+    assert worker.returncode == 0 and "Traceback" not in stderr, stderr
