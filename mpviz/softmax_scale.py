@@ -168,7 +168,7 @@ class ExpCurve:
 
 
 def exp_curves(
-    formats: tuple[str, ...] = ("float32", "float16", "bfloat16"), points: int = 1201
+    formats: tuple[str, ...] = ("float32", "float16", "bfloat16"), points: int = 401
 ) -> tuple[ExpCurve, ...]:
     """exp(x) in float64 and in each format's arithmetic dtype, over a range showing every format's underflow
     and overflow point (from 5 % beyond the lowest underflow to 5 % beyond the highest overflow).

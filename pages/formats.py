@@ -203,8 +203,9 @@ with guarded("bits"):
 
 with guarded("summary"), expert(TEXT["summary"], help=term_help("ulp", "subnormal", "saturation")):  # wide
     cols = TEXT["cols"]
-    st.dataframe(
-        [
+
+    def summary() -> list[dict]:
+        return [
             {
                 cols["format"]: enc.format,
                 cols["value"]: repr(enc.value),
@@ -218,10 +219,10 @@ with guarded("summary"), expert(TEXT["summary"], help=term_help("ulp", "subnorma
                 cols["flags"]: ", ".join(v for k, v in TEXT["flag_names"].items() if getattr(enc, k)) or TEXT["none"],
             }
             for enc in encodings.values()
-        ],
-        hide_index=True,
-        width="stretch",
-    )
+        ]
+
+    key = ("formats summary", value_text, s.round, tuple(selected))
+    st.dataframe(results.shared_table(key, summary), hide_index=True, width="stretch")
 
 specs = [formats.resolve_format(f) for f in selected]
 
@@ -281,11 +282,15 @@ with guarded("trace"):
         else:
             st.info(TEXT["no_trace_values"])
         cc = TEXT["census_cols"]
-        rows = []
-        for spec in trace_specs:
-            census = formats.storage_census(sample, spec)
-            rows.append({cc["format"]: spec.name} | {cc[k]: getattr(census, k) for k in list(cc)[1:]})
-        st.dataframe(rows, hide_index=True, width="stretch")
+
+        def census() -> list[dict]:
+            return [
+                {cc["format"]: spec.name} | {cc[k]: getattr(c, k) for k in list(cc)[1:]}
+                for spec, c in ((spec, formats.storage_census(sample, spec)) for spec in trace_specs)
+            ]
+
+        key = ("census", results.config_key(rc.config), rc.device, rc.dtype, s.tensor)
+        st.dataframe(results.shared_table(key, census), hide_index=True, width="stretch")
 
 with guarded("ranges"):
     st.subheader(TEXT["range"], help=term_help("binade", "subnormal", "saturation"))
@@ -303,8 +308,9 @@ with guarded("stochastic rounding"):
     st.markdown(TEXT["stochastic_intro"].format(draws=DRAWS))
     sc = TEXT["sr_cols"]
     with expert(TEXT["stochastic_table"], heading="none"):  # eight wide columns: folded away in presenter mode
-        st.dataframe(
-            [
+
+        def stochastic() -> list[dict]:
+            return [
                 {
                     sc["format"]: r.format,
                     sc["down"]: repr(r.down),
@@ -316,36 +322,43 @@ with guarded("stochastic rounding"):
                     sc["bias"]: f"{r.nearest_bias:.3g}",
                 }
                 for r in (_stochastic(value_text, f) for f in selected)
-            ],
-            hide_index=True,
-            width="stretch",
-        )
+            ]
+
+        key = ("stochastic", value_text, tuple(selected))
+        st.dataframe(results.shared_table(key, stochastic), hide_index=True, width="stretch")
 
 # ── the libraries ───────────────────────────────────────────────────────────────────────────────────────────
 with guarded("libraries"), expert(TEXT["libraries"]):  # expert tables: folded away in presenter mode
-    lc = TEXT["lib_cols"]
-    rows = []
-    for f in selected:
-        casts = {("numpy" if c.library == "ml_dtypes" else c.library): c for c in formats.library_casts(x, f)}
-        row = {
-            lc["format"]: formats.resolve_format(f).name,
-            lc["agree"]: len({c.bits for c in casts.values()}) == 1,
-        }
-        for lib in ("torch", "numpy", "mpviz"):
-            row[lc[lib]] = f"{casts[lib].value!r} ({casts[lib].hex})" if lib in casts else "—"
-        rows.append(row)
-    st.markdown(f"**{TEXT['your_value']}**")
-    st.dataframe(rows, hide_index=True, width="stretch")
-    pc = TEXT["probe_cols"]
-    rows = []
-    for f in selected:
-        for d in _disagreements()[f]:
-            probe = TEXT["probe_names"].get(d.probe, d.probe)
-            row = {pc["format"]: d.format, pc["probe"]: probe, pc["input"]: repr(d.input)}
-            row |= {lc.get(c.library, lc["numpy"]): f"{c.value!r} ({c.hex})" for c in d.casts}
+    lc, pc = TEXT["lib_cols"], TEXT["probe_cols"]
+
+    def your_value() -> list[dict]:
+        rows = []
+        for f in selected:
+            casts = {("numpy" if c.library == "ml_dtypes" else c.library): c for c in formats.library_casts(x, f)}
+            row = {
+                lc["format"]: formats.resolve_format(f).name,
+                lc["agree"]: len({c.bits for c in casts.values()}) == 1,
+            }
+            for lib in ("torch", "numpy", "mpviz"):
+                row[lc[lib]] = f"{casts[lib].value!r} ({casts[lib].hex})" if lib in casts else "—"
             rows.append(row)
+        return rows
+
+    def probes() -> list[dict]:
+        rows = []
+        for f in selected:
+            for d in _disagreements()[f]:
+                probe = TEXT["probe_names"].get(d.probe, d.probe)
+                row = {pc["format"]: d.format, pc["probe"]: probe, pc["input"]: repr(d.input)}
+                row |= {lc.get(c.library, lc["numpy"]): f"{c.value!r} ({c.hex})" for c in d.casts}
+                rows.append(row)
+        return rows
+
+    st.markdown(f"**{TEXT['your_value']}**")
+    key = ("library casts", value_text, tuple(selected))
+    st.dataframe(results.shared_table(key, your_value), hide_index=True, width="stretch")
     st.markdown(f"**{TEXT['probes']}**")
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(results.shared_table(("probes", tuple(selected)), probes), hide_index=True, width="stretch")
 with guarded("finfo"):
     fc = TEXT["finfo_cols"]
     finfo_rows = [
@@ -359,16 +372,18 @@ with guarded("finfo"):
         }
         for c in _finfo_checks()
     ]
+    differing = lambda: [r for r in finfo_rows if not r[fc["agree"]]]  # noqa: E731
     with expert(TEXT["finfo"], heading="bold"):
-        st.dataframe([r for r in finfo_rows if not r[fc["agree"]]], hide_index=True, width="stretch")
+        st.dataframe(results.shared_table(("finfo differs",), differing), hide_index=True, width="stretch")
     with st.expander(TEXT["finfo_all"]):
-        st.dataframe(finfo_rows, hide_index=True, width="stretch")
+        st.dataframe(results.shared_table(("finfo",), lambda: finfo_rows), hide_index=True, width="stretch")
 
 # ── properties of every format ──────────────────────────────────────────────────────────────────────────────
 with guarded("properties"), expert(TEXT["properties"]):
     pr = TEXT["prop_cols"]
-    st.dataframe(
-        [
+
+    def properties() -> list[dict]:
+        return [
             {
                 pr["name"]: spec.name,
                 pr["short"]: spec.short,
@@ -387,7 +402,6 @@ with guarded("properties"), expert(TEXT["properties"]):
                 pr["emulated"]: spec.emulated,
             }
             for spec in formats.all_formats()
-        ],
-        hide_index=True,
-        width="stretch",
-    )
+        ]
+
+    st.dataframe(results.shared_table(("format properties",), properties), hide_index=True, width="stretch")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -163,13 +162,6 @@ def _set_opt_dtype_measured(*policies: DevicePolicy) -> None:
         st.markdown(TEXT["set_opt_measured"].format(op=op) + "\n" + "\n".join(f"- {line}" for line in lines))
 
 
-def _highlight_differing(table: pd.DataFrame) -> pd.DataFrame:
-    """Every cell of a row whose last column (differs) is true gets the highlight. One call for the whole table,
-    not one per row: the per-row form was half of what the page cost each session, for the same styles."""
-    css = np.where(table.iloc[:, -1].to_numpy(dtype=bool), "background-color: rgba(213, 94, 0, 0.18)", "")
-    return pd.DataFrame({column: css for column in table.columns}, index=table.index)
-
-
 def _table(left: DevicePolicy, right: DevicePolicy) -> None:
     rows = _compared(left, right).rows
     f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
@@ -183,16 +175,21 @@ def _table(left: DevicePolicy, right: DevicePolicy) -> None:
         for r in rows
         if needle in r.op.lower() and any(c in wanted for c in r.categories) and (r.differs or not only_differing)
     ]
-    table = pd.DataFrame(
-        {
-            TEXT["cols"]["op"]: [r.op for r in kept],
-            _label(left.device): [r.categories[0] or TEXT["not_in_policy"] for r in kept],
-            _label(right.device): [r.categories[1] or TEXT["not_in_policy"] for r in kept],
-            TEXT["cols"]["differs"]: [r.differs for r in kept],
-        }
-    )
-    styled = table.style.apply(_highlight_differing, axis=None)
-    st.dataframe(styled, hide_index=True, width="stretch", height=420)
+
+    def table() -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                TEXT["cols"]["op"]: [r.op for r in kept],
+                _label(left.device): [r.categories[0] or TEXT["not_in_policy"] for r in kept],
+                _label(right.device): [r.categories[1] or TEXT["not_in_policy"] for r in kept],
+                TEXT["cols"]["differs"]: [r.differs for r in kept],
+            }
+        )
+
+    # An Arrow table made once per view (the "differs" column ticked, no row colours): a pandas Styler cost 24 ms
+    # of the one GIL per session for a few hundred rows, what thirty followers of a page change queue for.
+    key = ("policy table", left.device, right.device, needle, tuple(sorted(wanted)), only_differing)
+    st.dataframe(results.shared_table(key, table), hide_index=True, width="stretch", height=420)
     words = {"n": len(kept), "total": len(rows), "d": sum(r.differs for r in kept)}
     words |= {"left": _label(left.device), "right": _label(right.device)}
     st.caption(TEXT["shown"].format(**words) + " " + TEXT["not_in_policy_note"])

@@ -100,12 +100,16 @@ def _names(variants) -> str:
 
 def _compare(logits: tuple, formats: tuple, loss: str) -> sm.Comparison:
     key = ("softmax-compare", logits, formats, loss)
-    return results.shared(key, lambda: sm.compare(logits, formats, sm.METHODS, loss), sm.LIMITS.is_heavy(len(logits)))
+    with results.spinner(key, TEXT["spinner"]):
+        compare = lambda: sm.compare(logits, formats, sm.METHODS, loss)  # noqa: E731
+        return results.shared(key, compare, sm.LIMITS.is_heavy(len(logits)))
 
 
 def _sweep(logits: tuple, formats: tuple) -> softmax_scale.Sweep:
     key = ("softmax-sweep", logits, formats)
-    return results.shared(key, lambda: softmax_scale.sweep(logits, formats=formats), sm.LIMITS.is_heavy(len(logits)))
+    with results.spinner(key, TEXT["sweep_spinner"].format(n=len(softmax_scale.sweep_scales()))):
+        sweep = lambda: softmax_scale.sweep(logits, formats=formats)  # noqa: E731
+        return results.shared(key, sweep, sm.LIMITS.is_heavy(len(logits)))
 
 
 def _trace_row() -> tuple[float, ...] | None:
@@ -188,8 +192,7 @@ logits = tuple(logits)
 # ── probabilities, side by side ─────────────────────────────────────────────────────────────────────────────
 comparison = None
 with guarded("softmax probabilities"):
-    with st.spinner(TEXT["spinner"]):
-        comparison = _compare(logits, formats, s.loss)
+    comparison = _compare(logits, formats, s.loss)
     st.subheader(TEXT["bars"])
     for fmt in formats:
         badges = []
@@ -228,25 +231,30 @@ with guarded("softmax probabilities"):
 
     with expert(TEXT["metrics"]):  # fifteen columns: folded away in presenter mode
         cols = TEXT["cols"]
-        table = pd.DataFrame(
-            [
-                {
-                    cols["format"]: v.format,
-                    cols["method"]: TEXT["methods"][v.method],
-                    cols["output"]: v.output_dtype,
-                    **_metric_cells(
-                        v.metrics, cols, ("nan", "inf", "zero", "sum", "abs", "rel", "kl", "argmax", "order")
-                    ),
-                    cols["grad_rel"]: v.grad.max_rel_error,
-                    cols["grad_bad"]: v.grad.nan + v.grad.inf,
-                    cols["grad_zero"]: v.grad.underflow,
-                }
-                for v in comparison.variants
-            ]
-        )
-        for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
-            table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
-        st.dataframe(table, hide_index=True)
+
+        def metrics() -> pd.DataFrame:
+            table = pd.DataFrame(
+                [
+                    {
+                        cols["format"]: v.format,
+                        cols["method"]: TEXT["methods"][v.method],
+                        cols["output"]: v.output_dtype,
+                        **_metric_cells(
+                            v.metrics, cols, ("nan", "inf", "zero", "sum", "abs", "rel", "kl", "argmax", "order")
+                        ),
+                        cols["grad_rel"]: v.grad.max_rel_error,
+                        cols["grad_bad"]: v.grad.nan + v.grad.inf,
+                        cols["grad_zero"]: v.grad.underflow,
+                    }
+                    for v in comparison.variants
+                ]
+            )
+            for k in ("sum", "abs", "rel", "kl", "grad_rel"):  # as text, so nan and inf read as nan and inf
+                table[cols[k]] = table[cols[k]].map(lambda x: f"{x:.2e}")
+            return table
+
+        key = ("softmax metrics", logits, formats, s.loss)
+        st.dataframe(results.shared_table(key, metrics), hide_index=True)
         st.caption(TEXT["metrics_note"])
 
 # ── the sweep ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -254,8 +262,7 @@ with guarded("softmax sweep"):
     st.subheader(TEXT["sweep"])
     st.segmented_control(TEXT["metric"], METRICS, key="metric", format_func=TEXT["metrics_choice"].get, required=True)
     if max(abs(v) for v in finite) > 0:  # an all-zero row has no scale to sweep
-        with st.spinner(TEXT["sweep_spinner"].format(n=len(softmax_scale.sweep_scales()))):
-            sweep = _sweep(logits, formats)
+        sweep = _sweep(logits, formats)
         hi = sweep.scales[-1]
         st.caption(TEXT["sweep_intro"].format(lo=sweep.scales[0], hi=hi))
         key = ("softmax sweep", logits, formats, s.metric)
@@ -307,25 +314,26 @@ with guarded("softmax close logits"):
     def bin_text(b) -> str:
         return f"[{b.lo:.10g}, {b.hi:.10g}]"
 
+    def close() -> list[dict]:
+        return [
+            {
+                cc["format"]: p.format,
+                cc["spacing"]: p.spacing,
+                cc["a"]: p.stored[0],
+                cc["b"]: p.stored[1],
+                cc["bin_a"]: bin_text(p.bins[0]),
+                cc["bin_b"]: bin_text(p.bins[1]),
+                cc["distinct"]: p.distinct,
+                cc["pa"]: p.probs[0],
+                cc["pb"]: p.probs[1],
+                cc["ra"]: p.reference[0],
+                cc["rb"]: p.reference[1],
+            }
+            for p in pairs
+        ]
+
     st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    cc["format"]: p.format,
-                    cc["spacing"]: p.spacing,
-                    cc["a"]: p.stored[0],
-                    cc["b"]: p.stored[1],
-                    cc["bin_a"]: bin_text(p.bins[0]),
-                    cc["bin_b"]: bin_text(p.bins[1]),
-                    cc["distinct"]: p.distinct,
-                    cc["pa"]: p.probs[0],
-                    cc["pb"]: p.probs[1],
-                    cc["ra"]: p.reference[0],
-                    cc["rb"]: p.reference[1],
-                }
-                for p in pairs
-            ]
-        ),
+        results.shared_table(("softmax close", s.pair_a, s.pair_b, formats), close),
         hide_index=True,
         column_config={cc[k]: exact for k in ("spacing", "a", "b", "pa", "pb", "ra", "rb")},
     )

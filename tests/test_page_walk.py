@@ -58,6 +58,9 @@ def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, 
     query = "&".join(f"{k}={v}" for k, v in CHOSEN.items())
     presenter, _ = _open(teacher, f"{server}/attention?present=1&{query}")
     follower, _ = _open(student, f"{server}/?follow={_room_code(presenter)}")
+    errors: list[str] = []  # the follower's uncaught script errors and console errors, for a failure's message
+    follower.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    follower.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
     for slug in ("formats", "softmax", "attention"):
         path = "" if lesson(slug).home else slug
         presenter.locator(_NAV.format(href=f"{server}/{path}")).dispatch_event("click")  # folded for a projector
@@ -74,7 +77,10 @@ def test_a_presenter_walking_pages_keeps_the_run_and_the_followers_run(browser, 
     try:
         follower.wait_for_function(f"({STATE})() !== null", timeout=60_000)  # and its stepper shows that run
     except PlaywrightTimeout:
-        pytest.fail(f"the follower's stepper never drew: {page_report(follower)}\n\nserver log:\n{_tail(log)}")
+        pytest.fail(
+            f"the follower's stepper never drew: {page_report(follower)}\n\nits errors: {errors}\n\n"
+            f"server log:\n{_tail(log)}"
+        )
     assert {k: follower.evaluate(_QUERY).get(k) for k in CHOSEN} == CHOSEN
     assert not follower.get_by_text("is not valid").count()
     teacher.close()

@@ -13,10 +13,13 @@ keyed on small config objects. A heavy computation (see `mpviz.model.is_heavy`) 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+import pyarrow as pa
 import streamlit as st
 
 import mpviz
@@ -54,6 +57,12 @@ def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
     with default_gate().admit(on_wait=on_wait):
         slot.empty()
         return fn()
+
+
+def spinner(key: tuple, words: str) -> AbstractContextManager:
+    """st.spinner(words) while `key`'s result is computed; nothing when it is already shared. A spinner starts a
+    timer thread and sends a message to clear itself: on a cached run, for every session, that is all it does."""
+    return nullcontext() if key in default_cache() else st.spinner(words)
 
 
 def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
@@ -106,6 +115,28 @@ def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
     return default_cache().get_or_compute(key, figure, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
 
 
+def _arrow(rows: list[dict] | pd.DataFrame) -> pa.Table:
+    frame = pd.DataFrame(rows)
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a column of mixed types: shown as its text, as Streamlit would
+        mixed = frame.select_dtypes("object").columns
+        return pa.Table.from_pandas(frame.astype(dict.fromkeys(mixed, str)), preserve_index=False)
+
+
+def shared_table(key: tuple, rows: Callable[[], list[dict] | pd.DataFrame]) -> pa.Table:
+    """`rows()` (dicts, one per row, or a DataFrame) as an Arrow table, made once per process for `key` and this
+    session's language.
+
+    st.dataframe turns a list of dicts into a pandas DataFrame and then into Arrow on every call: on the formats
+    page those conversions cost more than the rest of the page, once per session, and thirty followers of a
+    presenter's page change queue for them on the one GIL. An Arrow table st.dataframe only serialises. `key` holds
+    every small input the rows are made from. Shared: never mutate it.
+    """
+    key = ("table", text.language(), *key)
+    return default_cache().get_or_compute(key, lambda: _arrow(rows()), size_of=lambda table: table.nbytes)
+
+
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
     """`fn(*args)` computed in a worker process, once per process for `key` (as `shared`), admitted when heavy.
 
@@ -115,17 +146,21 @@ def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = Fals
     return shared(key, lambda: run_isolated(fn, *args), heavy)
 
 
+def _trace_key(rc: RunConfig, device: str) -> tuple:
+    return ("trace", config_key(rc.config), device, rc.dtype)
+
+
 def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:
     heavy = is_heavy(rc.config, device, parse_autocast_dtype(rc.dtype))
-    key = ("trace", config_key(rc.config), device, rc.dtype)
-    return isolated(key, mpviz.trace_attention, rc.config, device, rc.dtype, heavy=heavy)
+    return isolated(_trace_key(rc, device), mpviz.trace_attention, rc.config, device, rc.dtype, heavy=heavy)
 
 
-def _shown_errors(run: Callable[[], T], where: str) -> T | None:
-    """`run()`, or None after telling the visitor why this configuration cannot run."""
+def _shown_errors(key: tuple, run: Callable[[], T], where: str) -> T | None:
+    """`run()` (which computes or takes `key`'s shared result), or None after telling the visitor why this
+    configuration cannot run."""
     words = text.section("common")
     try:
-        with st.spinner(words["computing"]):
+        with spinner(key, words["computing"]):
             return run()
     except ConfigError as e:
         st.error(words["config_error"].format(error=e))
@@ -139,7 +174,7 @@ def _shown_errors(run: Callable[[], T], where: str) -> T | None:
 
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     """The traced run for `rc`, or None after showing why it cannot run."""
-    return _shown_errors(lambda: _trace(rc, rc.device), "trace")
+    return _shown_errors(_trace_key(rc, rc.device), lambda: _trace(rc, rc.device), "trace")
 
 
 def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
@@ -157,7 +192,8 @@ def attention_lesson(rc: RunConfig) -> bytes | None:
     """The attention lesson's bundle as JSON bytes (mpviz.bundle), or None after showing why it cannot run."""
     heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
     key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
-    return _shown_errors(lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy), "lesson")
+    lesson = lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy)  # noqa: E731
+    return _shown_errors(key, lesson, "lesson")
 
 
 def kernel_notice() -> None:

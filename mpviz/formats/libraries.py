@@ -5,7 +5,9 @@ and their finfo fields against what the bit patterns measure."""
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 import ml_dtypes
 import numpy as np
@@ -43,8 +45,13 @@ def library_casts(value: float, fmt: str | FormatSpec) -> tuple[LibraryCast, ...
 
     Measured, not assumed: the libraries may saturate, pick other NaN patterns, or go through float32 first.
     """
-    spec = resolve_format(fmt)
-    x = float(value)
+    bits = struct.unpack("<q", struct.pack("<d", float(value)))[0]  # the key keeps -0.0 and NaN payloads apart
+    return _library_casts(bits, resolve_format(fmt))
+
+
+@lru_cache(maxsize=4096)  # pure, and a page shows the same few values to a whole class
+def _library_casts(bits: int, spec: FormatSpec) -> tuple[LibraryCast, ...]:
+    x = struct.unpack("<d", struct.pack("<q", bits))[0]
     out = []
     tdt = torch_dtype(spec)
     if tdt is not None:

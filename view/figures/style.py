@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import plotly.graph_objects as go
@@ -67,6 +68,7 @@ def contrast_ratio(a: str, b: str) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
+@lru_cache(maxsize=256)
 def ink(background: str) -> str:
     """The text colour for `background`: near-black or white, whichever contrasts more."""
     return max(INKS, key=lambda c: contrast_ratio(c, background))
