@@ -49,19 +49,18 @@ PAGE_PARAMS = [
 ]
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+# Shared by every session (results.shared), not st.cache_data: a page script's decorator is made again on every
+# run (it reads the function's source to key it), and st.cache_data hands each caller a fresh copy.
 def _encode(text: str, fmt: str, rounding: str) -> formats.Encoding:
-    return formats.encode(text, fmt, rounding)
+    return results.shared(("encode", text, fmt, rounding), lambda: formats.encode(text, fmt, rounding))
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
 def _stochastic(text: str, fmt: str) -> formats.StochasticRounding:
-    return formats.stochastic_rounding(text, fmt, draws=DRAWS)
+    return results.shared(("stochastic", text, fmt), lambda: formats.stochastic_rounding(text, fmt, draws=DRAWS))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
 def _number_line(fmt: str, lo: float, hi: float) -> formats.NumberLine:
-    return formats.number_line(fmt, lo, hi)
+    return results.shared(("number line", fmt, repr(lo), repr(hi)), lambda: formats.number_line(fmt, lo, hi))
 
 
 def _disagreements() -> dict[str, tuple]:

@@ -64,9 +64,9 @@ def _label(device: str) -> str:
     return TEXT["device_labels"].get(device, device)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
 def _probe(function: str, input_dtypes: tuple[str, ...], device: str, autocast_dtype: str):
-    return probe_call(function, input_dtypes, device, autocast_dtype)
+    key = ("probe call", function, input_dtypes, device, autocast_dtype)  # shared, not a per-run st.cache_data
+    return results.shared(key, lambda: probe_call(function, input_dtypes, device, autocast_dtype))
 
 
 def _distinct_devices() -> None:

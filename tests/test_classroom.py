@@ -218,6 +218,17 @@ def test_a_follower_opens_the_presenters_view_and_can_stop():
     assert ROOMS.get(code) is None
 
 
+def test_a_follower_not_on_the_presenters_page_is_taken_there_again():
+    """A view taken whose page run never came (a rerun lost in a race of reruns; here: the student opened another
+    lesson) is taken again at the next run or poll: following shows the presenter's page until one stops."""
+    presenter = page_app("pages/softmax.py", present="1").run()
+    (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)
+    follower = page_app("pages/attention.py", follow=code).run()
+    assert not failures(follower) and follower.session_state["_page"] == "softmax"
+    follower.switch_page("pages/policy.py").run()  # the room's version is the one this follower took
+    assert not failures(follower) and follower.session_state["_page"] == "softmax"
+
+
 def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
     words = text.section("classroom")
     presenter = page_app("pages/policy.py", present="1").run()

@@ -31,7 +31,6 @@ import streamlit as st
 # import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
-from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
@@ -133,10 +132,18 @@ def following() -> str:
     return st.session_state.get("follow", "")
 
 
+def _elsewhere(view: RoomView) -> bool:
+    """Whether this session runs another lesson than `view`'s: a view taken whose page run never came (a rerun lost
+    in a race of reruns) is taken again, instead of leaving the student there until the presenter moves."""
+    return st.session_state.get("_page", view.page) != view.page
+
+
 def _news(room: Room | None) -> Room | None:
-    """The room, if it has a view this follower has not taken yet."""
+    """The room, if it has a view this follower has not taken yet (or took, and is not on its page)."""
     seen = st.session_state.get(FOLLOWED)
-    if room is None or room.view is None or (seen is not None and seen[0] == room.version):
+    if room is None or room.view is None:
+        return None
+    if seen is not None and seen[0] == room.version and not _elsewhere(room.view):
         return None
     return room
 
@@ -148,7 +155,7 @@ def _take(room: Room, *, in_fragment: bool) -> bool:
     st.session_state[FOLLOWED] = (room.version, room.view)
     view = room.view
     place = {**view.stepper, "scroll": "card"} if view.stepper else None
-    if seen is None or not view.same_place(seen[1]):
+    if seen is None or not view.same_place(seen[1]) or _elsewhere(view):
         open_view(view.page, view.query)
         if place:
             goto.plan(view.page, place)
@@ -189,10 +196,11 @@ def poll(words: Mapping) -> None:
 
 def _waker(session: str, page: str, fragment_id: str) -> Callable[[], None]:
     """A call that runs `session`'s poll fragment (`fragment_id`, on page `page`) now, as its browser's timer would
-    ask the server to; nothing when that session is running a script or has left the page (its next tick, within
-    POLL_S, takes the news then: a rerun queued behind a run would name a page the tab no longer shows).
+    ask the server to; nothing when that session has a script runner (a run going on, or one about to start: a
+    fragment rerun requested then can take the place of an app rerun that a run asked for) or has left the page
+    (its next tick, within POLL_S, takes the news then).
 
-    Not st.* API: the AppSession, its state and last ClientState (page, URL, widget values), and the running
+    Not st.* API: the AppSession, its script runner and last ClientState (page, URL, widget values), and the running
     fragment's id (ThreadState) are internals. If they move, the wake logs it and does nothing: followers then take
     a change at their next tick, and the classroom browser tests, which time page changes, say so. Called from the
     presenter's script thread, so the rerun request is handed to the session's event loop.
@@ -200,7 +208,7 @@ def _waker(session: str, page: str, fragment_id: str) -> Callable[[], None]:
 
     def on_event_loop(app) -> None:
         last = app._client_state
-        if app._state is not AppSessionState.APP_NOT_RUNNING or last.page_script_hash != page:
+        if app._scriptrunner is not None or last.page_script_hash != page:  # running, or between two runs
             return
         state = ClientState()
         state.CopyFrom(last)
