@@ -28,13 +28,16 @@
 
 /**
  * @typedef {object} Run
- * @property {Object<string, *>} config the AttentionConfig (mpviz.model), as a dict
+ * @property {Object<string, *>} config the AttentionConfig (mpviz.model) as a dict; for any model (mpviz.show) its
+ *   class name, parameter count and inputs ({model, parameters, inputs})
  * @property {"cpu" | "cuda" | "cuda-sim"} device whose autocast policy ran
  * @property {string} computed_on the device that did the arithmetic
  * @property {string | null} autocast_dtype null: autocast off
  * @property {string} torch_version
  * @property {string[]} emulation_limits codes of mpviz.emulation.EMULATION_LIMITS (cuda-sim only)
  * @property {string | null} counterpart_device the device compared with, or null
+ * @property {string} [reference_failed] a model's bundle (mpviz/model_bundle.py) whose float64 copy could not run:
+ *   the exception's type name (there are no errors then)
  */
 
 /**

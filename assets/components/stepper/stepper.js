@@ -3,7 +3,8 @@
 // component runs (view/stepper.py).
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
 // "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
-// meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
+// meta.embedded: the stepper is one output among others on a page it does not own (a notebook, view/notebook.py):
+// it neither reads nor writes the page's URL and adds no skip link to the page. meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
 // (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python moves the stepper through the "go to"
 // channel (assets/components/goto/goto.js): a window event, or a pending target picked up on load.
 // Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
@@ -23,6 +24,7 @@ import { HeatPanel } from "./heat.js";
 import { HistoryAdapter } from "./history.js";
 import { mergePlace, PERSONAL, PHASES, restorePlace, savedPlace, VIEWS } from "./place.js";
 import { SkipLink } from "./skiplink.js";
+import { TreePanel } from "./treepanel.js";
 import { ValuesPanel } from "./values.js";
 import { Words } from "./words.js";
 
@@ -237,7 +239,8 @@ class Stepper {
   build() {
     this.measureGeom();
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
-    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip); // new words, same link
+    if (this.listening && !this.meta.embedded)
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip); // new words, same link
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -250,7 +253,8 @@ class Stepper {
     this.panels = {
       banners: panel(BannersPanel, "banners"),
       controls: panel(ControlsPanel, "controls"),
-      graph: panel(GraphPanel, "graph"),
+      // the attention lesson's landmark graph; any other model's bundle (mpviz.show) has none: its module tree
+      graph: panel(this.reader.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
       errors: panel(ErrorsPanel, "errors"),
       heat: panel(HeatPanel, "heat"),
       card: panel(CardPanel, "card"),
@@ -381,7 +385,8 @@ class Stepper {
     }
     const later = REGISTRY.loaded; // the first stepper of a page load trusts its URL (a shared link)
     REGISTRY.loaded = true;
-    return restorePlace(new URLSearchParams(location.search), saved, this.reader, later);
+    const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(location.search);
+    return restorePlace(query, saved, this.reader, later);
   }
 
   saveState() {
@@ -397,6 +402,7 @@ class Stepper {
 
   writeUrl() {
     clearTimeout(this.urlTimer);
+    if (this.meta.embedded) return; // one output among others on a page that is not ours (a notebook)
     const next = this.mergeUrl(location.href);
     if (next !== location.href) this.history.replace(next);
     this.publish();
@@ -479,8 +485,10 @@ class Stepper {
     if (this.listening) return;
     this.listening = true;
     this.path = location.pathname;
-    this.history.claim(this);
-    this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    if (!this.meta.embedded) {
+      this.history.claim(this);
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    }
     window.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
