@@ -4,9 +4,11 @@
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
 // "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
 // meta.embedded: the stepper is one output among others on a page it does not own (a notebook, view/notebook.py):
-// it neither reads nor writes the page's URL and adds no skip link to the page. meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
-// (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python moves the stepper through the "go to"
-// channel (assets/components/goto/goto.js): a window event, or a pending target picked up on load.
+// it neither reads nor writes the page's URL, adds no skip link to the page, and takes keys only while focus is in
+// it. meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
+// (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python
+// moves the stepper through the "go to" channel (assets/components/goto/goto.js): a window event, or a pending
+// target picked up on load.
 // Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
 // This file: mounting, loading data, the place and every move of it (panels ask through `emit`), the go-to
 // channel, publishing, keys, the URL and sessionStorage, tooltips, resizes.
@@ -342,6 +344,7 @@ class Stepper {
     )
       return;
     const inside = e.composedPath().includes(this.app);
+    if (this.meta.embedded && ["ArrowRight", "ArrowLeft", "Home", "End"].includes(e.key)) e.stopPropagation();
     if (e.key === "ArrowRight") {
       e.preventDefault();
       this.go(this.place.pos + 1);
@@ -489,7 +492,10 @@ class Stepper {
       this.history.claim(this);
       this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     }
-    window.addEventListener("keydown", this.onKey);
+    // embedded, keys step the stepper only while focus is in it, and go no further: the page's own keys (a
+    // notebook's) act everywhere else, and its handlers (which may swallow keys bubbling through the output) come after
+    this.keyTarget = this.meta.embedded ? this.app : window;
+    this.keyTarget.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
     this.shifted.observe(this.$("graph"));
@@ -508,7 +514,7 @@ class Stepper {
     this.writeUrl();
     this.history.release(this);
     this.skip.detach(this.onSkip);
-    window.removeEventListener("keydown", this.onKey);
+    this.keyTarget.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
     this.shifted.disconnect();

@@ -2979,6 +2979,7 @@ var Stepper = class {
     if (target && (FIELD_TAGS.has(target.tagName) || target.isContentEditable || ARROW_ROLES.has(target.getAttribute?.("role")) || target.closest?.("[role=grid], [role=menu]")))
       return;
     const inside = e.composedPath().includes(this.app);
+    if (this.meta.embedded && ["ArrowRight", "ArrowLeft", "Home", "End"].includes(e.key)) e.stopPropagation();
     if (e.key === "ArrowRight") {
       e.preventDefault();
       this.go(this.place.pos + 1);
@@ -3113,7 +3114,8 @@ var Stepper = class {
       this.history.claim(this);
       this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     }
-    window.addEventListener("keydown", this.onKey);
+    this.keyTarget = this.meta.embedded ? this.app : window;
+    this.keyTarget.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
     this.shifted.observe(this.$("graph"));
@@ -3131,7 +3133,7 @@ var Stepper = class {
     this.writeUrl();
     this.history.release(this);
     this.skip.detach(this.onSkip);
-    window.removeEventListener("keydown", this.onKey);
+    this.keyTarget.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
     this.shifted.disconnect();
