@@ -172,6 +172,7 @@ class Stepper {
     const heads = this.reader.probs()?.shape[0];
     if (heads) this.place.head = Math.max(0, Math.min(this.place.head, heads - 1));
     this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
+    this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
     this.takePendingGoto();

@@ -10,6 +10,15 @@ import { Panel } from "./panel.js";
 
 const FLOW_MAX = 48; // ops of one module drawn at once (a window around the current one)
 
+// scroll `box` (a scrolling column, positioned: its rows' offsetTop is within it) so that `el` is in view, without
+// scrolling the page around it
+function keepVisible(box, el) {
+  if (!box || !el) return;
+  const top = el.offsetTop;
+  if (top < box.scrollTop || top + el.offsetHeight > box.scrollTop + box.clientHeight)
+    box.scrollTop = Math.max(0, top - box.clientHeight / 3);
+}
+
 export class TreePanel extends Panel {
   // once per bundle
   build() {
@@ -54,8 +63,12 @@ export class TreePanel extends Panel {
       if (!this.list.contains(this.el.getRootNode().activeElement)) this.focusPath = e.module;
       this.drawRows();
     }
+    const moved = this.marked !== e.module;
     this.markRows(e);
-    this.drawFlow(e);
+    const flowMoved = this.drawFlow(e);
+    // only when the module or op changed: reading positions forces a layout of what this step changed
+    if (moved) keepVisible(this.list.parentElement, this.rowEls.get(e.module));
+    if (flowMoved) keepVisible(this.flow.parentElement, this.flowEls.get(e.i));
   }
 
   drawRows() {
@@ -116,6 +129,7 @@ export class TreePanel extends Panel {
     this.marked = e.module;
   }
 
+  // the current module's ops (a window of them), the current one marked; whether the mark moved
   drawFlow(e) {
     const node = this.tree.get(e.module);
     const key = `${e.module}|${e.phase}`;
@@ -167,11 +181,11 @@ export class TreePanel extends Panel {
       this.flow.replaceChildren(...items);
       this.flowOn = null;
     }
-    if (this.flowOn !== e.i) {
-      this.flowEls.get(this.flowOn)?.classList.remove("mpv-flow-on");
-      this.flowEls.get(e.i)?.classList.add("mpv-flow-on");
-      this.flowOn = e.i;
-    }
+    if (this.flowOn === e.i) return false;
+    this.flowEls.get(this.flowOn)?.classList.remove("mpv-flow-on");
+    this.flowEls.get(e.i)?.classList.add("mpv-flow-on");
+    this.flowOn = e.i;
+    return true;
   }
 
   toggle(path) {

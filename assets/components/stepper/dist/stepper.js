@@ -2169,6 +2169,12 @@ function mtWindow(ops, current, max) {
 
 // assets/components/stepper/treepanel.js
 var FLOW_MAX = 48;
+function keepVisible(box, el) {
+  if (!box || !el) return;
+  const top = el.offsetTop;
+  if (top < box.scrollTop || top + el.offsetHeight > box.scrollTop + box.clientHeight)
+    box.scrollTop = Math.max(0, top - box.clientHeight / 3);
+}
 var TreePanel = class extends Panel {
   // once per bundle
   build() {
@@ -2210,8 +2216,11 @@ var TreePanel = class extends Panel {
       if (!this.list.contains(this.el.getRootNode().activeElement)) this.focusPath = e.module;
       this.drawRows();
     }
+    const moved = this.marked !== e.module;
     this.markRows(e);
-    this.drawFlow(e);
+    const flowMoved = this.drawFlow(e);
+    if (moved) keepVisible(this.list.parentElement, this.rowEls.get(e.module));
+    if (flowMoved) keepVisible(this.flow.parentElement, this.flowEls.get(e.i));
   }
   drawRows() {
     this.rows = mtRows(this.tree, this.expanded);
@@ -2269,6 +2278,7 @@ var TreePanel = class extends Panel {
     }
     this.marked = e.module;
   }
+  // the current module's ops (a window of them), the current one marked; whether the mark moved
   drawFlow(e) {
     const node = this.tree.get(e.module);
     const key = `${e.module}|${e.phase}`;
@@ -2318,11 +2328,11 @@ var TreePanel = class extends Panel {
       this.flow.replaceChildren(...items);
       this.flowOn = null;
     }
-    if (this.flowOn !== e.i) {
-      this.flowEls.get(this.flowOn)?.classList.remove("mpv-flow-on");
-      this.flowEls.get(e.i)?.classList.add("mpv-flow-on");
-      this.flowOn = e.i;
-    }
+    if (this.flowOn === e.i) return false;
+    this.flowEls.get(this.flowOn)?.classList.remove("mpv-flow-on");
+    this.flowEls.get(e.i)?.classList.add("mpv-flow-on");
+    this.flowOn = e.i;
+    return true;
   }
   toggle(path) {
     if (this.expanded.has(path)) this.expanded.delete(path);
@@ -2832,6 +2842,7 @@ var Stepper = class {
     const heads = this.reader.probs()?.shape[0];
     if (heads) this.place.head = Math.max(0, Math.min(this.place.head, heads - 1));
     this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
+    this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
     this.takePendingGoto();
