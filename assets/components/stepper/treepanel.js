@@ -59,9 +59,10 @@ export class TreePanel extends Panel {
     const e = this.event();
     if (e.module !== this.module) {
       this.module = e.module;
-      for (const p of mtAncestors(e.module)) this.expanded.add(p);
-      if (!this.list.contains(this.el.getRootNode().activeElement)) this.focusPath = e.module;
-      this.drawRows();
+      const closed = mtAncestors(e.module).filter((p) => !this.expanded.has(p));
+      for (const p of closed) this.expanded.add(p);
+      if (closed.length) this.drawRows(); // rows are rebuilt only when what is open changes
+      if (!this.list.contains(this.el.getRootNode().activeElement)) this.moveTabStop(e.module);
     }
     const moved = this.marked !== e.module;
     this.markRows(e);
@@ -98,7 +99,7 @@ export class TreePanel extends Panel {
           style: `--mpv-depth:${r.depth}`,
           dataset: { path: r.path },
           onclick: (ev) => {
-            this.focusPath = r.path;
+            this.moveTabStop(r.path);
             if (ev.target.closest(".mpv-tree-twisty")) this.toggle(r.path);
             else this.jumpTo(r.path);
           },
@@ -116,6 +117,14 @@ export class TreePanel extends Panel {
     this.rowEls.get(this.focusPath).tabIndex = 0;
     this.list.replaceChildren(...items);
     this.marked = null;
+  }
+
+  // the one row in the Tab order
+  moveTabStop(path) {
+    if (!this.rowEls.has(path)) return;
+    this.rowEls.get(this.focusPath)?.setAttribute("tabindex", "-1");
+    this.focusPath = path;
+    this.rowEls.get(path).tabIndex = 0;
   }
 
   markRows(e) {
@@ -212,15 +221,15 @@ export class TreePanel extends Panel {
     e.preventDefault();
     e.stopPropagation();
     const target = this.rows[act.focus]?.path ?? "";
-    this.focusPath = target;
     if (act.expand !== undefined || act.collapse !== undefined) {
+      this.focusPath = target;
       const path = act.expand ?? act.collapse;
       if (act.expand !== undefined) this.expanded.add(path);
       else this.expanded.delete(path);
       this.drawRows();
       this.markRows(this.event());
     } else {
-      for (const [p, el] of this.rowEls) el.tabIndex = p === target ? 0 : -1;
+      this.moveTabStop(target);
     }
     if (act.jump !== undefined) this.jumpTo(act.jump);
     this.rowEls.get(target)?.focus();

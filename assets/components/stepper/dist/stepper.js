@@ -2212,9 +2212,10 @@ var TreePanel = class extends Panel {
     const e = this.event();
     if (e.module !== this.module) {
       this.module = e.module;
-      for (const p of mtAncestors(e.module)) this.expanded.add(p);
-      if (!this.list.contains(this.el.getRootNode().activeElement)) this.focusPath = e.module;
-      this.drawRows();
+      const closed = mtAncestors(e.module).filter((p) => !this.expanded.has(p));
+      for (const p of closed) this.expanded.add(p);
+      if (closed.length) this.drawRows();
+      if (!this.list.contains(this.el.getRootNode().activeElement)) this.moveTabStop(e.module);
     }
     const moved = this.marked !== e.module;
     this.markRows(e);
@@ -2249,7 +2250,7 @@ var TreePanel = class extends Panel {
           style: `--mpv-depth:${r.depth}`,
           dataset: { path: r.path },
           onclick: (ev) => {
-            this.focusPath = r.path;
+            this.moveTabStop(r.path);
             if (ev.target.closest(".mpv-tree-twisty")) this.toggle(r.path);
             else this.jumpTo(r.path);
           }
@@ -2267,6 +2268,13 @@ var TreePanel = class extends Panel {
     this.rowEls.get(this.focusPath).tabIndex = 0;
     this.list.replaceChildren(...items);
     this.marked = null;
+  }
+  // the one row in the Tab order
+  moveTabStop(path) {
+    if (!this.rowEls.has(path)) return;
+    this.rowEls.get(this.focusPath)?.setAttribute("tabindex", "-1");
+    this.focusPath = path;
+    this.rowEls.get(path).tabIndex = 0;
   }
   markRows(e) {
     const on = new Set(mtAncestors(e.module));
@@ -2356,15 +2364,15 @@ var TreePanel = class extends Panel {
     e.preventDefault();
     e.stopPropagation();
     const target = this.rows[act.focus]?.path ?? "";
-    this.focusPath = target;
     if (act.expand !== void 0 || act.collapse !== void 0) {
+      this.focusPath = target;
       const path = act.expand ?? act.collapse;
       if (act.expand !== void 0) this.expanded.add(path);
       else this.expanded.delete(path);
       this.drawRows();
       this.markRows(this.event());
     } else {
-      for (const [p, el] of this.rowEls) el.tabIndex = p === target ? 0 : -1;
+      this.moveTabStop(target);
     }
     if (act.jump !== void 0) this.jumpTo(act.jump);
     this.rowEls.get(target)?.focus();
