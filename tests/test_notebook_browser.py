@@ -3,9 +3,10 @@
 A real JupyterLab (headless, loopback, a token, a temp dir of its own, news and update checks off) opens
 examples/your_model.ipynb; Run All traces the tiny GPT-2 in its kernel and the widget mounts the built stepper in
 the output. Then, by keyboard only: → and ← step it (the card shows the op the step names), the module tree moves
-and opens with arrows and Enter goes to a module's first op. With the kernel shut down the stepper still steps: it
-never asks the kernel. The step's script time is measured (printed, not asserted), and a screenshot is saved
-(MPVIZ_UPDATE_SCREENSHOTS=1 writes it to assets/images/notebook.png for the README).
+and opens with arrows and Enter goes to a module's first op. axe finds nothing critical or serious inside the
+stepper. With the kernel shut down the stepper still steps: it never asks the kernel. The step's script time is
+measured (printed, not asserted), and a screenshot is saved (MPVIZ_UPDATE_SCREENSHOTS=1 writes it to
+assets/images/notebook.png for the README).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.prerequisites import require_python_packages
+from tests.test_a11y_browser import AXE_JS, AXE_RUN, BLOCKING
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -182,6 +184,14 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
         if os.environ.get("MPVIZ_UPDATE_SCREENSHOTS") == "1":
             shutil.copy(shot, SCREENSHOT)
 
+        # axe inside the stepper (JupyterLab's own page is not ours to judge): nothing critical or serious
+        page.evaluate(AXE_JS)
+        every = page.evaluate(AXE_RUN, ".mpv-notebook")
+        findings = [f for f in every if f["stepper"]]
+        assert [f"{f['rule']} {f['target']}: {f['why']}" for f in findings if f["impact"] in BLOCKING] == []
+        rules = ", ".join(sorted({f"{f['rule']} ({f['impact']})" for f in findings}))
+        axe_said = f"axe: {len(findings)} findings in the stepper [{rules}], {len(every)} in the whole JupyterLab page"
+
         # no kernel behind it: stepping never asks one
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
         page.wait_for_function(
@@ -198,7 +208,7 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
         printout(
             f"JupyterLab: Run All to a drawn stepper {drawn:.1f} s (kernel start, trace, widget); "
             f"step script time median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {len(times)} "
-            f"steps; screenshot {shot}"
+            f"steps; {axe_said}; screenshot {shot}"
         )
     finally:
         context.close()

@@ -23,6 +23,7 @@ function bytesOf(value) {
 }
 
 async function render({ model, el }) {
+  el.classList.add("mpv-notebook"); // where the stepper sits in the page (tests find it by this)
   const root = el.attachShadow({ mode: "open" });
   const style = document.createElement("style");
   style.textContent = model.get("_stepper_css");
