@@ -179,8 +179,10 @@ def _widget_bundles(nb) -> list[dict]:
     return out
 
 
-def test_the_example_notebook_runs_and_its_widget_holds_the_gpt2s_ops(printout):
+@pytest.mark.slow  # a kernel's start and a trace: several seconds
+def test_the_example_notebook_runs_and_its_widget_holds_the_gpt2s_ops(printout, tmp_path, monkeypatch):
     require_python_packages("nbclient", "nbformat", "ipykernel")
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # the kernel's profile: not the user's
     import nbclient
     import nbformat
 

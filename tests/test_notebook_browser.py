@@ -82,6 +82,7 @@ def jupyterlab(tmp_path_factory):
         "JUPYTER_RUNTIME_DIR": str(home / ".runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / ".workspaces"),
+        "IPYTHONDIR": str(home / ".ipython"),
     }
     args = [
         "--no-browser",
