@@ -29,11 +29,13 @@ from mpviz.model_bundle import BundleTooLarge, model_bundle
 from tests.prerequisites import require_python_packages
 from tests.test_stepper import bundle_schema
 from view import locales
+from view.figures.style import DTYPE_COLORS
 from view.notebook import StepperWidget
-from view.stepper_payload import BUILT_JS, asset
+from view.stepper_payload import ASSETS, BUILT_JS, asset, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "examples" / "your_model.ipynb"
+NODE_FIXTURE = ASSETS / "test" / "fixtures" / "model_payload.json"  # the node tests' model (test/treepanel.test.js)
 
 
 def tiny_gpt2(n_layer: int = 2) -> tuple[nn.Module, torch.Tensor]:
@@ -166,6 +168,50 @@ def test_importing_mpviz_loads_neither_anywidget_nor_the_view():
     assert out.stdout.strip() == "[]"
 
 
+# ── the node tests' fixture: a small model's payload, as the widget sends it ──────────────────────────────────
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.mlp(self.norm(x))
+
+
+class Tiny(nn.Module):
+    """Embedding, two residual blocks in a ModuleList, a head: nesting three deep, a container that runs nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(16, 8)
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def node_fixture_payload() -> bytes:
+    torch.manual_seed(0)
+    bundle = model_bundle(Tiny(), [torch.randint(0, 16, (1, 4))])
+    return stepper_payload(bundle.to_json(), stepper_text(), DTYPE_COLORS, key="node-model", embedded=True)
+
+
+def test_the_node_fixture_is_this_models_payload():
+    """test/treepanel.test.js mounts what the widget sends for Tiny (`python -m tests.test_notebook` rewrites it):
+    the same ops in the same modules, the same words; values may differ in the last bits from CPU to CPU."""
+    fixture, now = json.loads(NODE_FIXTURE.read_bytes()), json.loads(node_fixture_payload())
+    jsonschema.validate(fixture["bundle"], bundle_schema())
+    assert {k: v for k, v in fixture.items() if k != "bundle"} == {k: v for k, v in now.items() if k != "bundle"}
+    ops = [[(e["phase"], e["module"], e["op"], e["cast"]) for e in p["bundle"]["events"]] for p in (fixture, now)]
+    assert ops[0] == ops[1]
+    assert fixture["bundle"]["landmarks"] == now["bundle"]["landmarks"]
+
+
 # ── the example notebook, executed ────────────────────────────────────────────────────────────────────────────
 def _widget_bundles(nb) -> list[dict]:
     """The bundles of every anywidget the executed notebook saved (its widget state: what a browser restores)."""
@@ -209,3 +255,7 @@ def test_the_example_notebook_runs_and_its_widget_holds_the_gpt2s_ops(printout, 
         f"({b['counts']['forward']} forward, {b['counts']['backward']} backward, {b['counts']['casts']} casts); "
         f"payload {size:,} bytes; whole notebook {wall:.1f} s with the kernel's start"
     )
+
+
+if __name__ == "__main__":  # python -m tests.test_notebook: rewrite the node tests' model fixture
+    NODE_FIXTURE.write_bytes(node_fixture_payload())
