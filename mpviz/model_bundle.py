@@ -13,7 +13,7 @@ same stepper steps through it. What differs from the attention lesson's bundle:
   and there are no errors.
 - Every op keeps the small sample (`mpviz.bundle.OTHER_SAMPLE`, an 8×8 corner) whatever it is, so the bundle grows
   by about one kilobyte per op; `MAX_EVENTS` and `MAX_BYTES` bound it, and a model past either raises
-  `BundleTooLarge` (the view says which limit, in words) instead of sending the browser a bundle it chokes on.
+  `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on.
 
 The loss: `loss(output)` when given; else the output itself when it is a scalar tensor, its `.loss` when that is
 one (a Hugging Face model given labels), else the sum of its first floating tensor in float32 (every output element
@@ -54,21 +54,27 @@ MAX_BYTES = 24 * 2**20  # the bundle's JSON; with MAX_EVENTS this is reached onl
 SEED = 0  # both runs start from the same random state (dropout draws alike where the kernels allow)
 
 
-class BundleTooLarge(ValueError):
-    """The model's bundle is past a limit. `limit` is "events" or "bytes"; `cap` the limit, `size` what it had."""
+class ModelBundleError(ValueError):
+    """A model mpviz cannot bundle as asked; `code` is stable for the view to word (locales/*/notebook.toml):
 
-    def __init__(self, limit: str, cap: int, size: int) -> None:
-        self.limit, self.cap, self.size = limit, cap, size
-        super().__init__(f"{limit}: {size} > {cap}")
+    "too_many_events"  more ops than the cap: `cap`, `size` (ops)
+    "too_many_bytes"   a bundle larger than the cap: `cap`, `size` (bytes)
+    "no_float_output"  no loss given, and the model's output holds no floating tensor to run backward from
+    """
+
+    def __init__(self, code: str, cap: int = 0, size: int = 0) -> None:
+        self.code, self.cap, self.size = code, cap, size
+        super().__init__(f"{code} (cap {cap}, size {size})")
 
 
-def first_tensor(out: Any) -> torch.Tensor | None:
-    """The first tensor in a module's output: itself, or the first in a tuple / list / dict / ModelOutput."""
+def first_tensor(out: Any, floating: bool = False) -> torch.Tensor | None:
+    """The first tensor (with `floating`, the first floating one) in a module's output: itself, or the first in a
+    tuple / list / dict / ModelOutput, depth first."""
     if isinstance(out, torch.Tensor):
-        return out
+        return out if out.is_floating_point() or not floating else None
     values = out.values() if isinstance(out, Mapping) else out if isinstance(out, (list, tuple)) else ()
     for v in values:
-        found = first_tensor(v)
+        found = first_tensor(v, floating)
         if found is not None:
             return found
     return None
@@ -81,9 +87,9 @@ def default_loss(out: Any) -> torch.Tensor:
     loss = getattr(out, "loss", None)
     if isinstance(loss, torch.Tensor) and loss.numel() == 1:
         return loss.reshape(())
-    t = first_tensor(out)
-    if t is None or not t.is_floating_point():
-        raise TypeError("the model's output holds no floating tensor to run backward from: pass loss=")
+    t = first_tensor(out, floating=True)
+    if t is None:
+        raise ModelBundleError("no_float_output")
     return t.float().sum()
 
 
@@ -93,8 +99,8 @@ def _marking_modules(model: nn.Module):
 
     def hook(path: str):
         def mark(module: nn.Module, args: Any, out: Any) -> None:
-            t = first_tensor(out)
-            if t is not None and t.is_floating_point():
+            t = first_tensor(out, floating=True)
+            if t is not None:
                 landmarks.mark(t, path)
 
         return mark
@@ -179,13 +185,10 @@ def trace_model(
     return t, errors, failed
 
 
-def _input_info(value: Any) -> list[dict]:
-    flat: list[torch.Tensor] = []
-    for v in value if isinstance(value, (list, tuple)) else (value,):
-        t = first_tensor(v) if not isinstance(v, torch.Tensor) else v
-        if t is not None:
-            flat.append(t)
-    return [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in flat]
+def _input_info(values: Sequence[Any]) -> list[dict]:
+    """dtype and shape of each input (its first tensor, for a nested one), for the run's description."""
+    tensors = [t for t in map(first_tensor, values) if t is not None]
+    return [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in tensors]
 
 
 def model_bundle(
@@ -199,10 +202,10 @@ def model_bundle(
     max_events: int = MAX_EVENTS,
     max_bytes: int = MAX_BYTES,
 ) -> LessonBundle:
-    """The bundle of `model(*inputs, **kwargs)` (see the module docstring); `BundleTooLarge` past either cap."""
+    """The bundle of `model(*inputs, **kwargs)` (see the module docstring); `ModelBundleError` past either cap."""
     t, reference_error, failed = trace_model(model, inputs, device=device, dtype=dtype, kwargs=kwargs, loss=loss)
     if len(t.events) > max_events:
-        raise BundleTooLarge("events", max_events, len(t.events))
+        raise ModelBundleError("too_many_events", max_events, len(t.events))
     names = names_by_event(t)
     events = [
         event_json(e, k, names.get(e.index, []), None, OTHER_SAMPLE)
@@ -253,5 +256,5 @@ def model_bundle(
     bundle = LessonBundle(to_jsonable(data))
     size = len(bundle.to_json().encode())
     if size > max_bytes:
-        raise BundleTooLarge("bytes", max_bytes, size)
+        raise ModelBundleError("too_many_bytes", max_bytes, size)
     return bundle

@@ -17,9 +17,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, BundleTooLarge, model_bundle
+from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, ModelBundleError, model_bundle
 from view import locales
-from view.notebook import StepperWidget, stepper_widget, too_large_text
+from view.notebook import StepperWidget, error_text, stepper_widget
 
 
 def show(
@@ -36,7 +36,7 @@ def show(
     """Trace `model(*inputs, **kwargs)` forward and backward under autocast(`dtype`) on `device` and return a widget
     that steps through every ATen op of it in the browser (see mpviz.model_bundle for the loss, the float64
     reference and the limits). `dtype` None or "off" runs without autocast. Past `max_events` ops or `max_bytes`
-    of bundle it raises ValueError, saying which limit in `locale`'s words.
+    of bundle, or with nothing to run backward from, it raises ValueError saying so in `locale`'s words.
     """
     try:
         bundle = model_bundle(
@@ -49,6 +49,6 @@ def show(
             max_events=max_events,
             max_bytes=max_bytes,
         )
-    except BundleTooLarge as err:
-        raise ValueError(too_large_text(err, locale)) from err
+    except ModelBundleError as err:
+        raise ValueError(error_text(err, locale)) from err
     return stepper_widget(bundle, locale)

@@ -25,7 +25,7 @@ import transformers  # a test dependency (requirements-dev.txt): missing, this m
 from torch import nn
 
 import mpviz
-from mpviz.model_bundle import BundleTooLarge, model_bundle
+from mpviz.model_bundle import ModelBundleError, model_bundle
 from tests.prerequisites import require_python_packages
 from tests.test_stepper import bundle_schema
 from view import locales
@@ -129,15 +129,35 @@ def test_a_model_that_cannot_run_in_float64_says_so_and_is_still_shown():
 def test_the_size_caps_raise_in_the_readers_words():
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
     x = torch.randn(3, 4)
-    with pytest.raises(BundleTooLarge) as caught:
+    with pytest.raises(ModelBundleError) as caught:
         model_bundle(model, [x], max_events=5)
-    assert caught.value.limit == "events" and caught.value.cap == 5 and caught.value.size > 5
+    assert caught.value.code == "too_many_events" and caught.value.cap == 5 and caught.value.size > 5
     with pytest.raises(ValueError, match=r"ran \d+ ops .* at most 5\b"):
         mpviz.show(model, x, max_events=5)
     with pytest.raises(ValueError, match="最多绘制 5 个"):
         mpviz.show(model, x, max_events=5, locale="zh")
     with pytest.raises(ValueError, match=r"at most 0 MB"):
         mpviz.show(model, x, max_bytes=1000)
+
+
+def test_backward_starts_from_the_loss_given_else_one_found_in_the_output():
+    class Dict(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x: torch.Tensor) -> dict:
+            y = self.proj(x)
+            return {"ids": y.argmax(-1), "logits": y}
+
+    x = torch.randn(2, 4)
+    found = model_bundle(Dict(), [x]).data  # the first floating tensor's sum: "ids" is an integer tensor
+    given = model_bundle(Dict(), [x], loss=lambda out: out["logits"].float().pow(2).mean()).data
+    assert "grad_proj.weight" in found["landmarks"] and "grad_proj.weight" in given["landmarks"]
+    ops = {e["op"] for e in given["events"] if e["phase"] == "forward"}
+    assert "aten.pow.Tensor_Scalar" in ops and "aten.pow.Tensor_Scalar" not in {e["op"] for e in found["events"]}
+    with pytest.raises(ValueError, match="loss="):
+        mpviz.show(nn.Sequential(nn.Flatten()), torch.ones(2, 3, dtype=torch.long))
 
 
 def test_the_callers_gradients_and_mode_are_left_as_they_were():

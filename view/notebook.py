@@ -16,7 +16,7 @@ import anywidget
 import traitlets
 
 from mpviz.bundle import LessonBundle
-from mpviz.model_bundle import BundleTooLarge
+from mpviz.model_bundle import ModelBundleError
 from view import locales
 from view.figures.style import DTYPE_COLORS
 from view.stepper_payload import BUILT_JS, asset, stepper_payload, stepper_text
@@ -49,9 +49,10 @@ def stepper_widget(bundle: LessonBundle, locale: str = locales.DEFAULT_LANGUAGE)
     return StepperWidget(payload=payload)
 
 
-def too_large_text(err: BundleTooLarge, locale: str = locales.DEFAULT_LANGUAGE) -> str:
-    """What a notebook says when a model's bundle is past one of mpviz.model_bundle's limits."""
-    words = locales.load(locale, "notebook")
-    if err.limit == "bytes":
-        return words["too_many_bytes"].format(size=f"{err.size / 2**20:.1f}", cap=f"{err.cap / 2**20:.0f}")
-    return words["too_many_events"].format(size=f"{err.size:,}", cap=f"{err.cap:,}")
+def error_text(err: ModelBundleError, locale: str = locales.DEFAULT_LANGUAGE) -> str:
+    """What a notebook says when mpviz.model_bundle cannot bundle a model (its caps, a model with nothing to
+    run backward from), in `locale`'s words."""
+    template = locales.load(locale, "notebook")[err.code]
+    if err.code == "too_many_bytes":
+        return template.format(size=f"{err.size / 2**20:.1f}", cap=f"{err.cap / 2**20:.0f}")
+    return template.format(size=f"{err.size:,}", cap=f"{err.cap:,}")
