@@ -18,7 +18,7 @@ same stepper steps through it. What differs from the attention lesson's bundle:
 The loss: `loss(output)` when given; else the output itself when it is a scalar tensor, its `.loss` when that is
 one (a Hugging Face model given labels), else the sum of its first floating tensor in float32 (every output element
 then gets gradient 1: backward runs through the whole model). The user's model keeps its parameters' `.grad` as
-they were, and its training mode; it is moved to `device`.
+they were, its training mode and the global random state too; it is moved to `device`.
 """
 
 from __future__ import annotations
@@ -125,10 +125,13 @@ def _to(value: Any, device: str, dtype: torch.dtype | None = None) -> Any:
 
 
 def _run(model, inputs, kwargs, loss_fn, device: str, autocast) -> None:
-    torch.manual_seed(SEED)
-    with autocast:
-        out = model(*_to(inputs, device), **_to(kwargs, device))
-    loss_fn(out).backward()
+    """One forward + backward from the same random state, leaving the caller's random state as it was."""
+    d = torch.device(device)
+    with torch.random.fork_rng(devices=[d.index or 0] if d.type == "cuda" else []):
+        torch.manual_seed(SEED)
+        with autocast:
+            out = model(*_to(inputs, device), **_to(kwargs, device))
+        loss_fn(out).backward()
 
 
 def _reference(model, inputs, kwargs, loss_fn, device: str) -> dict[str, torch.Tensor]:
@@ -160,7 +163,8 @@ def trace_model(
     reference: bool = True,
 ) -> tuple[Trace, dict[str, LandmarkError], str | None]:
     """Trace `model`'s forward + backward (see the module docstring): (trace, landmark errors vs float64, the
-    reference's exception type name when the float64 copy failed, else None)."""
+    reference's exception type name when the float64 copy failed, else None). `reference=False` skips the float64
+    copy (it holds a second model and every module's output): no errors then."""
     ac = parse_autocast_dtype(dtype)
     device_type = torch.device(device).type
     model.to(device)
@@ -199,11 +203,15 @@ def model_bundle(
     dtype: str | torch.dtype | None = "bf16",
     kwargs: Mapping[str, Any] | None = None,
     loss: Callable[[Any], torch.Tensor] | None = None,
+    reference: bool = True,
     max_events: int = MAX_EVENTS,
     max_bytes: int = MAX_BYTES,
 ) -> LessonBundle:
-    """The bundle of `model(*inputs, **kwargs)` (see the module docstring); `ModelBundleError` past either cap."""
-    t, reference_error, failed = trace_model(model, inputs, device=device, dtype=dtype, kwargs=kwargs, loss=loss)
+    """The bundle of `model(*inputs, **kwargs)` (see the module docstring; `reference` as in `trace_model`);
+    `ModelBundleError` past either cap."""
+    t, reference_error, failed = trace_model(
+        model, inputs, device=device, dtype=dtype, kwargs=kwargs, loss=loss, reference=reference
+    )
     if len(t.events) > max_events:
         raise ModelBundleError("too_many_events", max_events, len(t.events))
     names = names_by_event(t)

@@ -29,14 +29,16 @@ def show(
     dtype: str | torch.dtype | None = "bf16",
     kwargs: Mapping[str, Any] | None = None,
     loss: Callable[[Any], torch.Tensor] | None = None,
+    reference: bool = True,
     locale: str = locales.DEFAULT_LANGUAGE,
     max_events: int = MAX_EVENTS,
     max_bytes: int = MAX_BYTES,
 ) -> StepperWidget:
     """Trace `model(*inputs, **kwargs)` forward and backward under autocast(`dtype`) on `device` and return a widget
     that steps through every ATen op of it in the browser (see mpviz.model_bundle for the loss, the float64
-    reference and the limits). `dtype` None or "off" runs without autocast. Past `max_events` ops or `max_bytes`
-    of bundle, or with nothing to run backward from, it raises ValueError saying so in `locale`'s words.
+    reference, which `reference=False` skips, and the limits). `dtype` None or "off" runs without autocast. Past
+    `max_events` ops or `max_bytes` of bundle, or with nothing to run backward from, it raises ValueError saying so
+    in `locale`'s words.
     """
     try:
         bundle = model_bundle(
@@ -46,6 +48,7 @@ def show(
             dtype=dtype,
             kwargs=kwargs,
             loss=loss,
+            reference=reference,
             max_events=max_events,
             max_bytes=max_bytes,
         )

@@ -160,15 +160,28 @@ def test_backward_starts_from_the_loss_given_else_one_found_in_the_output():
         mpviz.show(nn.Sequential(nn.Flatten()), torch.ones(2, 3, dtype=torch.long))
 
 
-def test_the_callers_gradients_and_mode_are_left_as_they_were():
-    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0), nn.Linear(4, 2))
+def test_the_callers_gradients_mode_and_random_state_are_left_as_they_were():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 2))
     model.train()
     before = torch.full((4, 4), 7.0)
     model[0].weight.grad = before.clone()
-    mpviz.show(model, torch.randn(3, 4), dtype="off")
+    x = torch.randn(3, 4)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    mpviz.show(model, x, dtype="off")
+    assert torch.equal(torch.rand(3), expected)
     assert torch.equal(model[0].weight.grad, before)
     assert model[2].weight.grad is None
     assert model.training
+    # the same dropout draws in both runs: the float64 copy's errors stay small
+    errors = model_bundle(model, [x], dtype="off").data["errors"]
+    assert errors["2"]["rel"] < 1e-6
+
+
+def test_the_float64_copy_can_be_skipped():
+    b = model_bundle(nn.Linear(4, 2), [torch.randn(3, 4)], reference=False).data
+    assert b["errors"] == {} and "reference_failed" not in b["run"]
 
 
 def test_the_widget_carries_the_built_stepper_as_is_and_an_embedded_payload(gpt2_bundle):
