@@ -54,5 +54,5 @@ def error_text(err: ModelBundleError, locale: str = locales.DEFAULT_LANGUAGE) ->
     run backward from), in `locale`'s words."""
     template = locales.load(locale, "notebook")[err.code]
     if err.code == "too_many_bytes":
-        return template.format(size=f"{err.size / 2**20:.1f}", cap=f"{err.cap / 2**20:.0f}")
+        return template.format(size=f"{err.size / 2**20:.3g}", cap=f"{err.cap / 2**20:.3g}")
     return template.format(size=f"{err.size:,}", cap=f"{err.cap:,}")
