@@ -179,6 +179,17 @@ def test_the_callers_gradients_mode_and_random_state_are_left_as_they_were():
     assert errors["2"]["rel"] < 1e-6
 
 
+def test_an_fp16_overflow_is_found_in_the_module_that_made_it():
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))
+    with torch.no_grad():
+        model[2].weight.fill_(300.0)  # fp16's max is 65504: ReLU's outputs (hundreds) times 300, summed, pass it
+    b = model_bundle(model, [torch.full((2, 8), 400.0)], dtype="fp16").data
+    first = b["events"][b["first_nonfinite"]["event"]]
+    assert (first["phase"], first["module"], first["op"]) == ("forward", "2", "aten.addmm.default")
+    assert first["out"][0]["dtype"] == "float16" and first["out"][0]["stats"]["posinf"] > 0
+    assert b["errors"]["2"]["nonfinite"]  # against float64, which stays finite
+
+
 def test_the_float64_copy_can_be_skipped():
     b = model_bundle(nn.Linear(4, 2), [torch.randn(3, 4)], reference=False).data
     assert b["errors"] == {} and "reference_failed" not in b["run"]
