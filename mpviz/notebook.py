@@ -19,7 +19,7 @@ from torch import nn
 
 from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, ModelBundleError, model_bundle
 from view import locales
-from view.notebook import StepperWidget, error_text, stepper_widget
+from view.notebook import StepperWidget, error_text, require_locale, stepper_widget
 
 
 def show(
@@ -40,6 +40,7 @@ def show(
     `max_events` ops or `max_bytes` of bundle, or with nothing to run backward from, it raises ValueError saying so
     in `locale`'s words.
     """
+    require_locale(locale)  # before the trace, which may take a while
     try:
         bundle = model_bundle(
             model,

@@ -204,6 +204,11 @@ def test_the_widget_carries_the_built_stepper_as_is_and_an_embedded_payload(gpt2
     payload = json.loads(w.payload)
     assert payload["meta"]["embedded"] == 1 and payload["meta"]["locale"] == "en"
     assert payload["text"]["ui"]["tree"]["label"] == locales.load("en", "stepper")["tree"]["label"]
+    zh = json.loads(mpviz.show(model, ids, locale="zh").payload)
+    assert zh["text"]["ui"]["tree"]["label"] == locales.load("zh", "stepper")["tree"]["label"]
+    assert zh["meta"]["locale"] == "zh"
+    with pytest.raises(ValueError, match="no words in 'fr'"):
+        mpviz.show(nn.Linear(2, 2), torch.ones(1, 2), locale="fr")
 
 
 def test_importing_mpviz_loads_neither_anywidget_nor_the_view():

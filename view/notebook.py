@@ -38,10 +38,15 @@ class StepperWidget(anywidget.AnyWidget):
         return json.loads(self.payload)["bundle"]
 
 
-def stepper_widget(bundle: LessonBundle, locale: str = locales.DEFAULT_LANGUAGE) -> StepperWidget:
-    """A widget showing `bundle` with the stepper's words in `locale` (one of locales.LANGUAGES)."""
+def require_locale(locale: str) -> None:
+    """ValueError unless the stepper has words in `locale` (one of locales.LANGUAGES): checked before a trace."""
     if locale not in locales.LANGUAGES:
         raise ValueError(f"no words in {locale!r} ({' | '.join(locales.LANGUAGES)})")
+
+
+def stepper_widget(bundle: LessonBundle, locale: str = locales.DEFAULT_LANGUAGE) -> StepperWidget:
+    """A widget showing `bundle` with the stepper's words in `locale` (one of locales.LANGUAGES)."""
+    require_locale(locale)
     data = bundle.to_json().encode()
     # the stepper's saved place (sessionStorage) belongs to this bundle: a re-run cell with the same model keeps it
     key = "notebook-" + hashlib.sha1(data, usedforsecurity=False).hexdigest()[:12]
