@@ -6,7 +6,8 @@ the output. Then, by keyboard only: → and ← step it (the card shows the op t
 and opens with arrows and Enter goes to a module's first op. axe finds nothing critical or serious inside the
 stepper. With the kernel shut down the stepper still steps: it never asks the kernel. The step's script time is
 measured (printed, not asserted), and a screenshot is saved (MPVIZ_UPDATE_SCREENSHOTS=1 writes it to
-assets/images/notebook.png for the README).
+assets/images/notebook.png for the README). marimo, another anywidget host, runs a small model's app the same way:
+the stepper draws and steps by keys there too.
 """
 
 from __future__ import annotations
@@ -213,3 +214,71 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
         )
     finally:
         context.close()
+
+
+# ── marimo: another anywidget host ─────────────────────────────────────────────────────────────────────────────
+MARIMO_APP = """import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    from torch import nn
+
+    import mpviz
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Sequential(nn.LayerNorm(16), nn.Linear(16, 4)))
+    mpviz.show(model, torch.randn(4, 8))
+    return
+"""
+
+
+def test_the_same_widget_steps_in_marimo(browser, tmp_path):
+    require_python_packages("marimo")
+    (tmp_path / "app.py").write_text(MARIMO_APP)
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    args = ["run", str(tmp_path / "app.py"), "--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token"]
+    log_path = tmp_path / "marimo.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "marimo", *args], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"marimo exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"marimo did not answer in 90 s:\n{log_path.read_text()[-3000:]}")
+                time.sleep(0.5)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{port}")
+        app = page.locator("[data-role=app][data-step]")
+        app.wait_for(timeout=120_000)
+        assert app.get_attribute("data-step") == "0"
+        first = app.get_attribute("data-event")
+        app.focus()
+        page.keyboard.press("ArrowRight")
+        assert app.get_attribute("data-step") == "1" and app.get_attribute("data-event") != first
+        marked = page.locator(".mpv-tree-on").get_attribute("data-path")
+        assert marked in ("0", "1", "2", "2.0", "2.1"), marked
+        assert not errors, errors
+    finally:
+        context.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
