@@ -1,4 +1,5 @@
-"""mpviz: measure what mixed precision does inside one self-attention layer. Importable without streamlit.
+"""mpviz: measure what mixed precision does inside one self-attention layer, or inside your own model in a notebook
+(`mpviz.show`, mpviz/notebook.py). Importable without streamlit.
 
 Importing mpviz first makes the low-precision CPU kernels safe to run (`mpviz.kernel_probe`): where they crash
 the process, oneDNN's ISA is capped before any mpviz computation can start one of them.
@@ -28,3 +29,13 @@ __all__ = [
     "trace_attention",
     "validate",
 ]
+
+
+def __getattr__(name: str):
+    """`mpviz.show` (mpviz/notebook.py), imported on first use: anywidget and the view layer load only when a
+    notebook asks for them."""
+    if name == "show":
+        from mpviz.notebook import show
+
+        return show
+    raise AttributeError(f"module 'mpviz' has no attribute {name!r}")

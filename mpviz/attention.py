@@ -75,7 +75,8 @@ class AttentionTrace:
     reference_error: dict[str, LandmarkError]
 
 
-def _error(a: torch.Tensor, ref: torch.Tensor) -> LandmarkError:
+def landmark_error(a: torch.Tensor, ref: torch.Tensor) -> LandmarkError:
+    """How far `a` is from the float64 reference `ref` (see LandmarkError); shapes that differ give all-NaN."""
     a, ref = a.detach().to("cpu", torch.float64), ref.to("cpu", torch.float64)
     if a.shape != ref.shape:
         return LandmarkError(math.nan, math.nan, math.nan, math.nan, False)
@@ -125,7 +126,7 @@ def trace_attention(
     model, x, targets, autocast = _run(cfg, run_on, ac, torch.float32)
     kept = landmarks.LandmarkCapture()
     emulation = cuda_policy_on_cpu() if device == "cuda-sim" else contextlib.nullcontext()
-    policy = _policy_map("cuda" if device in ("cuda", "cuda-sim") else "cpu") if ac is not None else None
+    policy = policy_map("cuda" if device in ("cuda", "cuda-sim") else "cpu") if ac is not None else None
     with emulation, autocast_shared(), trace(model, run_on, on_landmark=kept.on_mark, policy=policy) as t:
         with autocast:
             loss = model(x, targets)
@@ -133,12 +134,12 @@ def trace_attention(
     t.device = device
     t.autocast_dtype = dtype_name(ac) if ac is not None else None
     ref = reference_landmarks(cfg, run_on)  # float64, plain CPU for cuda-sim: no emulation involved
-    errors = {name: _error(kept.tensors[name], ref[name]) for name in kept.tensors if name in ref}
+    errors = {name: landmark_error(kept.tensors[name], ref[name]) for name in kept.tensors if name in ref}
     return AttentionTrace(cfg, device, t.autocast_dtype, t, errors)
 
 
 @functools.lru_cache(maxsize=4)
-def _policy_map(device: str) -> dict[str, str]:
+def policy_map(device: str) -> dict[str, str]:
     """op → category of `device`'s probed autocast policy, for telling autocast's casts from an op's own."""
     policy = device_policy(device)
     return {op: category for category, ops in policy.categories.items() for op in ops}

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mpviz.attention import AttentionTrace, compute_device, trace_attention
+from mpviz.attention import AttentionTrace, LandmarkError, compute_device, trace_attention
 from mpviz.emulation import EMULATION_LIMITS
 from mpviz.formats import FormatSpec, resolve_format
 from mpviz.model import AttentionConfig
@@ -136,8 +136,10 @@ def _source(s: int | str | None) -> int | str | None:
     return f"param:{s}" if isinstance(s, str) else s
 
 
-def _event(e: OpEvent, key: str, names: list[str], other_dtype: str | None) -> dict:
-    caps = HEATMAP_SAMPLE if HEATMAP_LANDMARK in names else LANDMARK_SAMPLE if names else OTHER_SAMPLE
+def event_json(e: OpEvent, key: str, names: list[str], other_dtype: str | None, caps: dict | None = None) -> dict:
+    """One event as the bundle holds it (the schema above); `caps` overrides the sample caps its landmarks pick."""
+    if caps is None:
+        caps = HEATMAP_SAMPLE if HEATMAP_LANDMARK in names else LANDMARK_SAMPLE if names else OTHER_SAMPLE
     d: dict[str, Any] = {
         "i": e.index,
         "key": key,
@@ -159,7 +161,8 @@ def _event(e: OpEvent, key: str, names: list[str], other_dtype: str | None) -> d
     return d
 
 
-def _names_by_event(trace: Trace) -> dict[int, list[str]]:
+def names_by_event(trace: Trace) -> dict[int, list[str]]:
+    """event index → the landmarks it produced (one op may produce two)."""
     out: dict[int, list[str]] = {}
     for name, i in trace.landmarks.items():
         out.setdefault(i, []).append(name)
@@ -179,16 +182,15 @@ def _matched_dtypes(trace: Trace, other: Trace | None) -> dict[int, str]:
     return out
 
 
-def _errors(result: AttentionTrace) -> tuple[dict[str, dict], float]:
+def landmark_errors(t: Trace, reference_error: dict[str, LandmarkError]) -> tuple[dict[str, dict], float]:
     """Normwise error of each landmark against float64, with references near zero marked (rel = None)."""
-    t = result.trace
     largest = {"forward": 0.0, "backward": 0.0}
-    for name, err in result.reference_error.items():
+    for name, err in reference_error.items():
         phase = t.landmark_event(name).phase if name in t.landmarks else "forward"
         if math.isfinite(err.ref_rms):
             largest[phase] = max(largest[phase], err.ref_rms)
     out = {}
-    for name, err in result.reference_error.items():
+    for name, err in reference_error.items():
         phase = t.landmark_event(name).phase if name in t.landmarks else "forward"
         zero_ref = err.ref_rms <= ERROR_FLOOR * largest[phase]
         out[name] = to_jsonable(
@@ -236,6 +238,18 @@ def _format(spec: FormatSpec) -> dict:
     )
 
 
+def trace_formats(t: Trace) -> dict[str, dict]:
+    """dtype → layout and range (`_format`) of every floating dtype the trace shows and of the range formats."""
+    dtypes = {o.dtype for e in t.events for o in (*e.inputs, *e.outputs)} | {dtype_name(d) for d in RANGE_FORMATS}
+    formats = {}
+    for name in sorted(dtypes):
+        try:
+            formats[name] = _format(resolve_format(name))
+        except ValueError:  # not a floating format (bool, int64)
+            continue
+    return formats
+
+
 def emulation_limits(result: AttentionTrace) -> list[str]:
     """The limits of the CUDA emulation that apply to this run (codes from mpviz.emulation.EMULATION_LIMITS)."""
     if result.device != "cuda-sim":
@@ -252,11 +266,11 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
     """The bundle of a traced run; `counterpart` is the same config under the other device's policy (or None)."""
     t = result.trace
     keys = event_keys(t)
-    names = _names_by_event(t)
+    names = names_by_event(t)
     other = counterpart.trace if counterpart is not None else None
     other_dtypes = _matched_dtypes(t, other)
     events = [
-        _event(e, k, names.get(e.index, []), other_dtypes.get(e.index)) for e, k in zip(t.events, keys, strict=True)
+        event_json(e, k, names.get(e.index, []), other_dtypes.get(e.index)) for e, k in zip(t.events, keys, strict=True)
     ]
     story = []
     for e in t.story():
@@ -282,14 +296,7 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
             nodes.append(node)
             for src in step["inputs"]:
                 edges.append({"from": src, "to": name, "casts": step["casts"]})
-    dtypes = {o.dtype for e in t.events for o in (*e.inputs, *e.outputs)} | {dtype_name(d) for d in RANGE_FORMATS}
-    formats = {}
-    for name in sorted(dtypes):
-        try:
-            formats[name] = _format(resolve_format(name))
-        except ValueError:  # not a floating format (bool, int64)
-            continue
-    errors, floor = _errors(result)
+    errors, floor = landmark_errors(t, result.reference_error)
     bad = t.first_nonfinite()
     first_nonfinite = None
     if bad is not None:
@@ -315,7 +322,7 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
             "backward": len(t.events) - n_fwd,
             "casts": sum(e.autocast_cast for e in t.events),
         },
-        "formats": formats,
+        "formats": trace_formats(t),
         "range_formats": [dtype_name(d) for d in RANGE_FORMATS],
         "events": events,
         "landmarks": dict(sorted(t.landmarks.items(), key=lambda kv: kv[1])),

@@ -3,6 +3,7 @@
 user who cloned the repository alone, or has no Chromium, still gets a green run of everything else)."""
 
 import fcntl
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -31,6 +32,12 @@ def require_debian_tool(path: str | None, package: str) -> str:
     """`path` of a Debian tool a test drives (.ci/run installs `package`)."""
     require(bool(path), package, f"apt-get install -y {package}")
     return path
+
+
+def require_python_packages(*names: str) -> None:
+    """Python packages a test drives beyond the app's (requirements-dev.txt pins them: jupyterlab, nbclient ...)."""
+    missing = [n for n in names if importlib.util.find_spec(n) is None]
+    require(not missing, " and ".join(missing), "pip install -r requirements-dev.txt")
 
 
 def require_seeds() -> Path:

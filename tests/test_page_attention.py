@@ -60,7 +60,7 @@ def test_a_failed_policy_probe_is_reported_not_raised(monkeypatch):
     def probe_dies(device):
         raise ChildProbeError(f"the {device} autocast policy", -6, "Aborted (core dumped)")
 
-    monkeypatch.setattr(mpviz.attention, "_policy_map", probe_dies)
+    monkeypatch.setattr(mpviz.attention, "policy_map", probe_dies)
     at = _app()
     assert not failures(at)
     words = text.load("en", "common")["probe_error"].split("{")[0]

@@ -10,7 +10,9 @@ session:
      "style": {"dtype_colors": {dtype: "#rrggbb"}}, "meta": {"key": <component key>, "locale": "en"}}
 
 With `conceal` meta carries "conceal": 1 and the stepper keeps the run's answer to a "think first" question to itself
-(the first inf/NaN's banner and marks; view/tour.py lifts it on reveal).
+(the first inf/NaN's banner and marks; view/tour.py lifts it on reveal). With `embedded` (a notebook, view.notebook)
+meta carries "embedded": 1: the stepper is one output among others on a page it does not own, and leaves the page's
+URL and its skip links alone.
 In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true, and the stepper
 then sends its place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the
 presenter's session only), which `mount_stepper` leaves in session state under PLACE for view.follow to publish.
@@ -68,16 +70,22 @@ def _utf8(text: str) -> bytes:
     return text.encode()
 
 
-@lru_cache(maxsize=16)
-def _join(bundle: bytes, text: bytes, colors: bytes, meta: bytes) -> bytes:
+def _assemble(bundle: bytes, text: bytes, colors: bytes, meta: bytes) -> bytes:
     return b"".join(
         (b'{"bundle":', bundle, b',"text":', text, b',"style":{"dtype_colors":', colors, b'},"meta":', meta, b"}")
     )
 
 
+_join = lru_cache(maxsize=16)(_assemble)
+
+
 @lru_cache(maxsize=16)
-def _meta(key: str, locale: str, scale: float = 1.0, publish: bool = False, conceal: bool = False) -> bytes:
+def _meta(
+    key: str, locale: str, scale: float = 1.0, publish: bool = False, conceal: bool = False, embedded: bool = False
+) -> bytes:
     meta: dict = {"key": key, "locale": locale}
+    if embedded:
+        meta["embedded"] = 1
     if scale != 1.0:
         meta["scale"] = scale
     if publish:
@@ -96,9 +104,17 @@ def stepper_payload(
     locale: str = "en",
     presenter: bool = False,
     conceal: bool = False,
+    embedded: bool = False,
 ) -> bytes:
-    """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session."""
-    bundle = _utf8(bundle_json) if isinstance(bundle_json, str) else bytes(bundle_json)
+    """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session.
+
+    An `embedded` payload (a notebook's: one model traced once, possibly megabytes) is assembled uncached, so
+    re-running a cell does not keep every earlier model's bundle alive in the process.
+    """
     scale, publish = (PRESENTER_SCALE, True) if presenter else (1.0, False)
-    meta = _meta(key, locale, scale, publish, conceal)
+    meta = _meta(key, locale, scale, publish, conceal, embedded)
+    if embedded:
+        bundle = bundle_json.encode() if isinstance(bundle_json, str) else bytes(bundle_json)
+        return _assemble(bundle, _json_once(text), _json_once(colors), meta)
+    bundle = _utf8(bundle_json) if isinstance(bundle_json, str) else bytes(bundle_json)
     return _join(bundle, _json_once(text), _json_once(colors), meta)

@@ -1,4 +1,5 @@
-// The banners above the stepper: the first op that made inf/NaN (with a jump to it), and what this run emulates.
+// The banners above the stepper: the first op that made inf/NaN (with a jump to it), what this run emulates, and a
+// model whose float64 copy could not run (no errors to show).
 
 import { h } from "./dom.js";
 import { Panel } from "./panel.js";
@@ -43,6 +44,10 @@ export class BannersPanel extends Panel {
         this.w.ts("banner.jump", { index: e.i }),
       );
       box.append(h("div", { class: "mpv-banner mpv-alarm", role: "alert" }, msg, jump));
+    }
+    if (this.b.run.reference_failed) {
+      const note = h("p", {}, this.w.t("banner.reference_failed", { error: this.b.run.reference_failed }));
+      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
     }
     const limits = this.b.run.emulation_limits || [];
     if (limits.length) {

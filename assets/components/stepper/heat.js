@@ -36,6 +36,12 @@ export class HeatPanel extends Panel {
   // once per bundle (the stepper has clamped the place's head to the heads this run has)
   build() {
     const box = this.el;
+    box.hidden = !this.b.graph.nodes.length; // a model's bundle (mpviz.show): no attention, nothing to say here
+    if (box.hidden) {
+      box.replaceChildren();
+      this.heat = null;
+      return;
+    }
     if (!this.bundle.probs()) {
       box.replaceChildren(
         h("h2", {}, this.w.ts("heat.title_none")),

@@ -10,7 +10,8 @@
  */
 
 /**
- * @typedef {object} Bundle one traced run of the attention block, forward and backward, under autocast
+ * @typedef {object} Bundle one traced run, forward and backward, under autocast: of the attention block
+ *   (mpviz/bundle.py) or of any model (mpviz/model_bundle.py, for mpviz.show)
  * @property {number} schema the bundle's version (mpviz.bundle.SCHEMA)
  * @property {Run} run what was run, where
  * @property {Counts} counts how many events of each kind
@@ -20,7 +21,8 @@
  * @property {Object<string, number>} landmarks landmark name → its event
  * @property {Object<string, number>} landmark_outputs landmark name → which of that event's outputs it is
  * @property {Step[]} story the landmark steps in execution order
- * @property {Graph} graph the landmark dataflow graph
+ * @property {Graph} graph the landmark dataflow graph (no nodes for any model's bundle: the stepper draws its
+ *   module tree instead, treepanel.js)
  * @property {Object<string, Error>} errors landmark name → its error against a float64 run
  * @property {number} error_floor a reference below this share of its pass's largest counts as zero
  * @property {FirstNonfinite | null} first_nonfinite the first op that made inf/NaN, or null
@@ -28,13 +30,16 @@
 
 /**
  * @typedef {object} Run
- * @property {Object<string, *>} config the AttentionConfig (mpviz.model), as a dict
+ * @property {Object<string, *>} config the AttentionConfig (mpviz.model) as a dict; for any model (mpviz.show) its
+ *   class name, parameter count and inputs ({model, parameters, inputs})
  * @property {"cpu" | "cuda" | "cuda-sim"} device whose autocast policy ran
  * @property {string} computed_on the device that did the arithmetic
  * @property {string | null} autocast_dtype null: autocast off
  * @property {string} torch_version
  * @property {string[]} emulation_limits codes of mpviz.emulation.EMULATION_LIMITS (cuda-sim only)
  * @property {string | null} counterpart_device the device compared with, or null
+ * @property {string} [reference_failed] a model's bundle (mpviz/model_bundle.py) whose float64 copy could not run:
+ *   the exception's type name (there are no errors then)
  */
 
 /**

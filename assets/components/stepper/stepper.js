@@ -3,9 +3,12 @@
 // component runs (view/stepper.py).
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
 // "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
-// meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
-// (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python moves the stepper through the "go to"
-// channel (assets/components/goto/goto.js): a window event, or a pending target picked up on load.
+// meta.embedded: the stepper is one output among others on a page it does not own (a notebook, view/notebook.py):
+// it neither reads nor writes the page's URL, adds no skip link to the page, and takes keys only while focus is in
+// it. meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
+// (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python
+// moves the stepper through the "go to" channel (assets/components/goto/goto.js): a window event, or a pending
+// target picked up on load.
 // Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
 // This file: mounting, loading data, the place and every move of it (panels ask through `emit`), the go-to
 // channel, publishing, keys, the URL and sessionStorage, tooltips, resizes.
@@ -23,6 +26,7 @@ import { HeatPanel } from "./heat.js";
 import { HistoryAdapter } from "./history.js";
 import { mergePlace, PERSONAL, PHASES, restorePlace, savedPlace, VIEWS } from "./place.js";
 import { SkipLink } from "./skiplink.js";
+import { TreePanel } from "./treepanel.js";
 import { ValuesPanel } from "./values.js";
 import { Words } from "./words.js";
 
@@ -168,6 +172,7 @@ class Stepper {
     const heads = this.reader.probs()?.shape[0];
     if (heads) this.place.head = Math.max(0, Math.min(this.place.head, heads - 1));
     this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
+    this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
     this.takePendingGoto();
@@ -237,7 +242,8 @@ class Stepper {
   build() {
     this.measureGeom();
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
-    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip); // new words, same link
+    if (this.listening && !this.meta.embedded)
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip); // new words, same link
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -250,7 +256,8 @@ class Stepper {
     this.panels = {
       banners: panel(BannersPanel, "banners"),
       controls: panel(ControlsPanel, "controls"),
-      graph: panel(GraphPanel, "graph"),
+      // the attention lesson's landmark graph; any other model's bundle (mpviz.show) has none: its module tree
+      graph: panel(this.reader.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
       errors: panel(ErrorsPanel, "errors"),
       heat: panel(HeatPanel, "heat"),
       card: panel(CardPanel, "card"),
@@ -338,6 +345,7 @@ class Stepper {
     )
       return;
     const inside = e.composedPath().includes(this.app);
+    if (this.meta.embedded && ["ArrowRight", "ArrowLeft", "Home", "End"].includes(e.key)) e.stopPropagation();
     if (e.key === "ArrowRight") {
       e.preventDefault();
       this.go(this.place.pos + 1);
@@ -381,7 +389,8 @@ class Stepper {
     }
     const later = REGISTRY.loaded; // the first stepper of a page load trusts its URL (a shared link)
     REGISTRY.loaded = true;
-    return restorePlace(new URLSearchParams(location.search), saved, this.reader, later);
+    const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(location.search);
+    return restorePlace(query, saved, this.reader, later);
   }
 
   saveState() {
@@ -397,6 +406,7 @@ class Stepper {
 
   writeUrl() {
     clearTimeout(this.urlTimer);
+    if (this.meta.embedded) return; // one output among others on a page that is not ours (a notebook)
     const next = this.mergeUrl(location.href);
     if (next !== location.href) this.history.replace(next);
     this.publish();
@@ -479,9 +489,14 @@ class Stepper {
     if (this.listening) return;
     this.listening = true;
     this.path = location.pathname;
-    this.history.claim(this);
-    this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
-    window.addEventListener("keydown", this.onKey);
+    if (!this.meta.embedded) {
+      this.history.claim(this);
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    }
+    // embedded, keys step the stepper only while focus is in it, and go no further: the page's own keys (a
+    // notebook's) act everywhere else, and its handlers (which may swallow keys bubbling through the output) come after
+    this.keyTarget = this.meta.embedded ? this.app : window;
+    this.keyTarget.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
     this.shifted.observe(this.$("graph"));
@@ -500,7 +515,7 @@ class Stepper {
     this.writeUrl();
     this.history.release(this);
     this.skip.detach(this.onSkip);
-    window.removeEventListener("keydown", this.onKey);
+    this.keyTarget.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
     this.shifted.disconnect();

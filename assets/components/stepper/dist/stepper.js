@@ -97,6 +97,10 @@ var BannersPanel = class extends Panel {
       );
       box.append(h("div", { class: "mpv-banner mpv-alarm", role: "alert" }, msg, jump));
     }
+    if (this.b.run.reference_failed) {
+      const note = h("p", {}, this.w.t("banner.reference_failed", { error: this.b.run.reference_failed }));
+      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
+    }
     const limits = this.b.run.emulation_limits || [];
     if (limits.length) {
       const note = h("p", {}, this.w.t("banner.emulated"));
@@ -1754,6 +1758,12 @@ var HeatPanel = class extends Panel {
   // once per bundle (the stepper has clamped the place's head to the heads this run has)
   build() {
     const box = this.el;
+    box.hidden = !this.b.graph.nodes.length;
+    if (box.hidden) {
+      box.replaceChildren();
+      this.heat = null;
+      return;
+    }
     if (!this.bundle.probs()) {
       box.replaceChildren(
         h("h2", {}, this.w.ts("heat.title_none")),
@@ -2050,6 +2060,327 @@ var SkipLink = class {
   detach(onActivate) {
     if (this.link && this.link.mpvActivate === onActivate) this.link.remove();
     this.link = null;
+  }
+};
+
+// assets/components/stepper/modtree.js
+function mtParent(path) {
+  if (path === "") return null;
+  const k = path.lastIndexOf(".");
+  return k < 0 ? "" : path.slice(0, k);
+}
+function mtAncestors(path) {
+  const out = [];
+  for (let p = path; p !== null; p = mtParent(p)) out.push(p);
+  return out.reverse();
+}
+function mtBuild(events) {
+  const nodes = /* @__PURE__ */ new Map();
+  const node = (path) => {
+    let n = nodes.get(path);
+    if (n) return n;
+    const parent = mtParent(path);
+    if (parent !== null) node(parent);
+    n = {
+      path,
+      name: path.slice(path.lastIndexOf(".") + 1),
+      parent,
+      children: [],
+      own: [],
+      ops: 0,
+      casts: 0,
+      bad: 0,
+      first: { all: -1 },
+      depth: parent === null ? 0 : nodes.get(parent).depth + 1
+    };
+    nodes.set(path, n);
+    if (parent !== null) nodes.get(parent).children.push(path);
+    return n;
+  };
+  node("");
+  for (const e of events) {
+    node(e.module).own.push(e.i);
+    for (let p = e.module; p !== null; p = mtParent(p)) {
+      const n = nodes.get(p);
+      n.ops += 1;
+      if (e.cast) n.casts += 1;
+      if (e.creates_nonfinite) n.bad += 1;
+      if (n.first.all < 0) n.first.all = e.i;
+      if (n.first[e.phase] === void 0) n.first[e.phase] = e.i;
+    }
+  }
+  return nodes;
+}
+function mtRows(tree, expanded) {
+  const rows = [];
+  const walk = (path) => {
+    const n = tree.get(path);
+    const open = expanded.has(path) && n.children.length > 0;
+    rows.push({ path, depth: n.depth, parent: n.parent, open, leaf: n.children.length === 0 });
+    if (open) for (const c of n.children) walk(c);
+  };
+  walk("");
+  return rows;
+}
+function mtKey(rows, k, key) {
+  const row = rows[k];
+  const last = rows.length - 1;
+  switch (key) {
+    case "ArrowDown":
+      return { focus: Math.min(last, k + 1) };
+    case "ArrowUp":
+      return { focus: Math.max(0, k - 1) };
+    case "Home":
+      return { focus: 0 };
+    case "End":
+      return { focus: last };
+    case "ArrowRight":
+      if (row.leaf) return { focus: k };
+      return row.open ? { focus: k + 1 } : { focus: k, expand: row.path };
+    case "ArrowLeft":
+      if (row.open) return { focus: k, collapse: row.path };
+      return { focus: row.parent === null ? k : rows.findIndex((r) => r.path === row.parent) };
+    case "Enter":
+    case " ":
+      return { focus: k, jump: row.path };
+    default:
+      return null;
+  }
+}
+function mtFlow(events, node, phase) {
+  const ops = node.own.filter((i) => events[i].phase === phase);
+  const inList = new Set(ops);
+  const level = /* @__PURE__ */ new Map();
+  const from = /* @__PURE__ */ new Map();
+  for (const i of ops) {
+    const src = [...new Set((events[i].src || []).filter((s2) => typeof s2 === "number" && inList.has(s2)))];
+    from.set(i, src);
+    level.set(i, src.length ? Math.max(...src.map((s2) => level.get(s2))) + 1 : 0);
+  }
+  ops.sort((a, b) => level.get(a) - level.get(b) || a - b);
+  return { ops, level, from };
+}
+function mtWindow(ops, current, max) {
+  if (ops.length <= max) return { start: 0, shown: ops };
+  const at = Math.max(0, ops.indexOf(current));
+  const start = Math.max(0, Math.min(ops.length - max, at - (max >> 1)));
+  return { start, shown: ops.slice(start, start + max) };
+}
+
+// assets/components/stepper/treepanel.js
+var FLOW_MAX = 48;
+function keepVisible(box, el) {
+  if (!box || !el) return;
+  const top = el.offsetTop;
+  if (top < box.scrollTop || top + el.offsetHeight > box.scrollTop + box.clientHeight)
+    box.scrollTop = Math.max(0, top - box.clientHeight / 3);
+}
+var TreePanel = class extends Panel {
+  // once per bundle
+  build() {
+    this.tree = mtBuild(this.b.events);
+    this.expanded = /* @__PURE__ */ new Set([""]);
+    this.module = null;
+    this.focusPath = "";
+    this.rowEls = /* @__PURE__ */ new Map();
+    const fig = this.el;
+    const model = this.b.run.config?.model ?? "";
+    this.list = h("ul", { class: "mpv-tree", role: "tree", "aria-label": this.w.ts("tree.label") });
+    this.list.addEventListener("keydown", (e) => this.onKey(e));
+    this.flowTitle = h("h3", { class: "mpv-flow-title" });
+    this.flow = h("ol", { class: "mpv-flow", "aria-label": this.w.ts("tree.flow_label") });
+    fig.replaceChildren(
+      h(
+        "figcaption",
+        { class: "mpv-title" },
+        this.w.t("tree.title", { model, events: this.w.int(this.b.events.length) })
+      ),
+      h(
+        "div",
+        { class: "mpv-tree-box" },
+        h("div", { class: "mpv-tree-col" }, this.list),
+        h("div", { class: "mpv-flow-col" }, this.flowTitle, this.flow)
+      )
+    );
+    this.flowKey = null;
+    this.rows = [];
+  }
+  layout() {
+  }
+  // per step
+  render() {
+    const e = this.event();
+    if (e.module !== this.module) {
+      this.module = e.module;
+      const closed = mtAncestors(e.module).filter((p) => !this.expanded.has(p));
+      for (const p of closed) this.expanded.add(p);
+      if (closed.length) this.drawRows();
+      if (!this.list.contains(this.el.getRootNode().activeElement)) this.moveTabStop(e.module);
+    }
+    const moved = this.marked !== e.module;
+    this.markRows(e);
+    const flowMoved = this.drawFlow(e);
+    if (moved) keepVisible(this.list.parentElement, this.rowEls.get(e.module));
+    if (flowMoved) keepVisible(this.flow.parentElement, this.flowEls.get(e.i));
+  }
+  drawRows() {
+    this.rows = mtRows(this.tree, this.expanded);
+    this.rowEls = /* @__PURE__ */ new Map();
+    const items = this.rows.map((r, k) => {
+      const n = this.tree.get(r.path);
+      const marks = [h("span", { class: "mpv-tree-ops" }, this.w.ts("tree.ops", { n: this.w.int(n.ops) }))];
+      if (n.casts)
+        marks.push(
+          h(
+            "span",
+            { class: "mpv-tree-cast", title: this.w.ts("tree.casts_name", { n: n.casts }) },
+            this.w.ts("tree.casts", { n: n.casts })
+          )
+        );
+      if (n.bad) marks.push(h("span", { class: "mpv-tree-bad" }, this.w.ts("tree.bad")));
+      const li = h(
+        "li",
+        {
+          role: "treeitem",
+          class: "mpv-tree-row",
+          "aria-level": r.depth + 1,
+          "aria-expanded": r.leaf ? null : String(r.open),
+          "aria-selected": "false",
+          tabindex: r.path === this.focusPath ? "0" : "-1",
+          style: `--mpv-depth:${r.depth}`,
+          dataset: { path: r.path },
+          onclick: (ev) => {
+            this.moveTabStop(r.path);
+            if (ev.target.closest(".mpv-tree-twisty")) this.toggle(r.path);
+            else this.jumpTo(r.path);
+          }
+        },
+        h("span", { class: "mpv-tree-twisty", "aria-hidden": "true" }, r.leaf ? "" : r.open ? "▾" : "▸"),
+        h("span", { class: "mpv-tree-name" }, r.path === "" ? this.w.ts("tree.model") : n.name),
+        " ",
+        ...marks
+      );
+      li.dataset.row = String(k);
+      this.rowEls.set(r.path, li);
+      return li;
+    });
+    if (!this.rowEls.has(this.focusPath)) this.focusPath = "";
+    this.rowEls.get(this.focusPath).tabIndex = 0;
+    this.list.replaceChildren(...items);
+    this.marked = null;
+  }
+  // the one row in the Tab order
+  moveTabStop(path) {
+    if (!this.rowEls.has(path)) return;
+    this.rowEls.get(this.focusPath)?.setAttribute("tabindex", "-1");
+    this.focusPath = path;
+    this.rowEls.get(path).tabIndex = 0;
+  }
+  markRows(e) {
+    const on = new Set(mtAncestors(e.module));
+    if (this.marked === e.module) return;
+    for (const [path, li] of this.rowEls) {
+      li.classList.toggle("mpv-tree-path", on.has(path) && path !== e.module);
+      li.classList.toggle("mpv-tree-on", path === e.module);
+      li.setAttribute("aria-selected", String(path === e.module));
+    }
+    this.marked = e.module;
+  }
+  // the current module's ops (a window of them), the current one marked; whether the mark moved
+  drawFlow(e) {
+    const node = this.tree.get(e.module);
+    const key = `${e.module}|${e.phase}`;
+    if (key !== this.flowKey) {
+      this.flowKey = key;
+      this.flowOps = mtFlow(this.b.events, node, e.phase);
+      this.flowTitle.replaceChildren(
+        this.w.t("tree.flow_title", {
+          module: e.module || this.w.ts("tree.model"),
+          phase: this.w.ts(`phases.${e.phase}`)
+        })
+      );
+      this.flowStart = -1;
+    }
+    const { ops, level, from } = this.flowOps;
+    const { start, shown } = mtWindow(ops, e.i, FLOW_MAX);
+    if (start !== this.flowStart) {
+      this.flowStart = start;
+      this.flowEls = /* @__PURE__ */ new Map();
+      const items = shown.map((i) => {
+        const ev = this.b.events[i];
+        const out = ev.out[0];
+        const src = from.get(i);
+        const li = h(
+          "li",
+          { class: "mpv-flow-op", style: `--mpv-level:${Math.min(level.get(i), 12)}` },
+          h(
+            "button",
+            {
+              type: "button",
+              class: "mpv-flow-btn",
+              dataset: { event: i },
+              onclick: () => this.emit("jump", i, "full")
+            },
+            `#${i} ${ev.op.replace(/^aten\./, "").replace(/\.default$/, "")}`
+          ),
+          " ",
+          out ? this.w.dtypeBadge(out.dtype) : null,
+          ev.cast ? h("span", { class: "mpv-tree-cast" }, this.w.ts("tree.casts", { n: 1 })) : null,
+          src.length ? h("span", { class: "mpv-flow-from" }, " ", this.w.ts("tree.flow_from", { from: src.join(", #") })) : null
+        );
+        this.flowEls.set(i, li);
+        return li;
+      });
+      const more = ops.length - shown.length;
+      if (more > 0) items.push(h("li", { class: "mpv-flow-more" }, this.w.ts("tree.flow_more", { n: more })));
+      this.flow.replaceChildren(...items);
+      this.flowOn = null;
+    }
+    if (this.flowOn === e.i) return false;
+    this.flowEls.get(this.flowOn)?.classList.remove("mpv-flow-on");
+    this.flowEls.get(e.i)?.classList.add("mpv-flow-on");
+    this.flowOn = e.i;
+    return true;
+  }
+  toggle(path) {
+    if (this.expanded.has(path)) this.expanded.delete(path);
+    else this.expanded.add(path);
+    this.drawRows();
+    this.markRows(this.event());
+    this.rowEls.get(path)?.focus();
+  }
+  // the module's first op in the phase the reader is in (else its first op at all)
+  jumpTo(path) {
+    const first = this.tree.get(path).first;
+    const i = first[this.place.phase] ?? first.all;
+    if (i >= 0) this.emit("jump", i);
+  }
+  onKey(e) {
+    const li = e.target.closest?.("[role=treeitem]");
+    if (!li) return;
+    const k = Number(li.dataset.row);
+    const act = mtKey(this.rows, k, e.key);
+    if (!act) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const target = this.rows[act.focus]?.path ?? "";
+    if (act.expand !== void 0 || act.collapse !== void 0) {
+      this.focusPath = target;
+      const path = act.expand ?? act.collapse;
+      if (act.expand !== void 0) this.expanded.add(path);
+      else this.expanded.delete(path);
+      this.drawRows();
+      this.markRows(this.event());
+    } else {
+      this.moveTabStop(target);
+    }
+    if (act.jump !== void 0) this.jumpTo(act.jump);
+    this.rowEls.get(target)?.focus();
+  }
+  // after a jump: keep focus in the tree when it was there (the stepper asks the graph to show the landmark)
+  focusNode() {
+    const active = this.el.getRootNode().activeElement;
+    if (this.list.contains(active)) this.rowEls.get(this.focusPath)?.focus();
   }
 };
 
@@ -2519,6 +2850,7 @@ var Stepper = class {
     const heads = this.reader.probs()?.shape[0];
     if (heads) this.place.head = Math.max(0, Math.min(this.place.head, heads - 1));
     this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
+    this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
     this.takePendingGoto();
@@ -2576,7 +2908,8 @@ var Stepper = class {
   build() {
     this.measureGeom();
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
-    if (this.listening) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    if (this.listening && !this.meta.embedded)
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     const ctx = {
       bundle: this.reader,
       place: this.place,
@@ -2589,7 +2922,8 @@ var Stepper = class {
     this.panels = {
       banners: panel(BannersPanel, "banners"),
       controls: panel(ControlsPanel, "controls"),
-      graph: panel(GraphPanel, "graph"),
+      // the attention lesson's landmark graph; any other model's bundle (mpviz.show) has none: its module tree
+      graph: panel(this.reader.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
       errors: panel(ErrorsPanel, "errors"),
       heat: panel(HeatPanel, "heat"),
       card: panel(CardPanel, "card"),
@@ -2664,6 +2998,7 @@ var Stepper = class {
     if (target && (FIELD_TAGS.has(target.tagName) || target.isContentEditable || ARROW_ROLES.has(target.getAttribute?.("role")) || target.closest?.("[role=grid], [role=menu]")))
       return;
     const inside = e.composedPath().includes(this.app);
+    if (this.meta.embedded && ["ArrowRight", "ArrowLeft", "Home", "End"].includes(e.key)) e.stopPropagation();
     if (e.key === "ArrowRight") {
       e.preventDefault();
       this.go(this.place.pos + 1);
@@ -2704,7 +3039,8 @@ var Stepper = class {
     }
     const later = REGISTRY.loaded;
     REGISTRY.loaded = true;
-    return restorePlace(new URLSearchParams(location.search), saved, this.reader, later);
+    const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(location.search);
+    return restorePlace(query, saved, this.reader, later);
   }
   saveState() {
     const state = savedPlace(this.place, this.event(), this.reader.sig);
@@ -2717,6 +3053,7 @@ var Stepper = class {
   }
   writeUrl() {
     clearTimeout(this.urlTimer);
+    if (this.meta.embedded) return;
     const next = this.mergeUrl(location.href);
     if (next !== location.href) this.history.replace(next);
     this.publish();
@@ -2792,9 +3129,12 @@ var Stepper = class {
     if (this.listening) return;
     this.listening = true;
     this.path = location.pathname;
-    this.history.claim(this);
-    this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
-    window.addEventListener("keydown", this.onKey);
+    if (!this.meta.embedded) {
+      this.history.claim(this);
+      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    }
+    this.keyTarget = this.meta.embedded ? this.app : window;
+    this.keyTarget.addEventListener("keydown", this.onKey);
     window.addEventListener("mpviz:goto", this.onGoto);
     this.resize.observe(this.app);
     this.shifted.observe(this.$("graph"));
@@ -2812,7 +3152,7 @@ var Stepper = class {
     this.writeUrl();
     this.history.release(this);
     this.skip.detach(this.onSkip);
-    window.removeEventListener("keydown", this.onKey);
+    this.keyTarget.removeEventListener("keydown", this.onKey);
     window.removeEventListener("mpviz:goto", this.onGoto);
     this.resize.disconnect();
     this.shifted.disconnect();
