@@ -16,6 +16,7 @@ from mpviz.policy import (
     ChildProbeError,
     DevicePolicy,
     PolicyComparison,
+    cache_dir,
     compare_policies,
     device_policy,
     probe_call,
@@ -90,8 +91,9 @@ def _device_pickers() -> tuple[str, str]:
 def _policy(device: str) -> DevicePolicy | None:
     """The device's policy, or None after saying (without the child's output, which is for the server log) why not."""
     try:
-        with st.spinner(TEXT["reading"].format(device=_label(device))):
-            return device_policy(device)
+        key = ("device policy", device, str(cache_dir()))  # the probe's cache folder is part of what it read
+        with results.spinner(key, TEXT["reading"].format(device=_label(device))):
+            return results.shared(key, lambda: device_policy(device))
     except ChildProbeError as e:
         log.error("autocast policy probe for %s failed: %s", device, e)
         st.error(TEXT["probe_failed"].format(device=_label(device), code=e.returncode))
