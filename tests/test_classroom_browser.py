@@ -9,7 +9,6 @@ link, then send the follow fragment's auto-rerun every interval the server asked
 """
 
 import asyncio
-import itertools
 import os
 import re
 import statistics
@@ -214,47 +213,34 @@ def _cpu_s(pid: int) -> float:
 
 
 class Follower:
-    """One student's tab, without a browser: opens `?follow=CODE`, then sends the follow fragment's auto-reruns
-    (each once no run is going on, so it names the page the tab shows) and reads every run the server sends."""
+    """One student's tab, without a browser: opens `?follow=CODE`, then sends the follow fragment's auto-reruns."""
 
     def __init__(self, base_url: str, code: str):
         self.base_url, self.query = base_url, f"follow={code}"
         self.ticks = 0
-        self.idle = asyncio.Event()  # no run going on (set between runs)
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
         self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
         self.errors: list[str] = []
 
-    def _take(self, msg: ForwardMsg, fragment: dict) -> bool:
-        """Note what one ForwardMsg says; True when it ends a run for good (not early, for a rerun)."""
-        kind = msg.WhichOneof("type")
-        if kind == "new_session":
-            fragment["page"] = msg.new_session.page_script_hash
-            self.idle.clear()
-        elif kind == "auto_rerun":
-            fragment["id"], fragment["every"] = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
-        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            element = msg.delta.new_element
-            if element.WhichOneof("type") == "exception":
-                self.errors.append(element.exception.message)
-            elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
-                self.gotos.append(time.perf_counter())
-        elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-            if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:  # a whole page's run (not the poll's)
-                if fragment.get("shown") is not None and fragment["page"] != fragment["shown"]:
-                    self.pages.append(time.perf_counter())
-                fragment["shown"] = fragment["page"]
-            self.idle.set()
-            return True
-        return False
-
-    async def _read(self, ws, fragment: dict, until_finished: bool) -> None:
-        """Read what the server sends: until a run has finished (the page load), or for as long as the tab is open
-        (runs the tab asked for and runs the server started: a presenter's change wakes a follower's poll)."""
-        for _ in range(5000) if until_finished else itertools.count():
+    async def _until_finished(self, ws, fragment: dict) -> None:
+        shown = fragment.get("page")
+        for _ in range(5000):
             msg = ForwardMsg()
             msg.ParseFromString(await ws.recv(decode=False))
-            if self._take(msg, fragment) and until_finished:
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                fragment["page"] = msg.new_session.page_script_hash
+            elif kind == "auto_rerun":
+                fragment["id"], fragment["every"] = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                if element.WhichOneof("type") == "exception":
+                    self.errors.append(element.exception.message)
+                elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
+                    self.gotos.append(time.perf_counter())
+            elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if shown is not None and fragment["page"] != shown:
+                    self.pages.append(time.perf_counter())
                 return
         raise AssertionError("no script_finished")
 
@@ -265,28 +251,21 @@ class Follower:
         ) as ws:
             fragment: dict = {}
             await ws.send(rerun_request(self.base_url, self.query))
-            await self._read(ws, fragment, until_finished=True)
+            await self._until_finished(ws, fragment)
             joined.set()
             assert "id" in fragment, "the follow page registers its poll"
-            reader = asyncio.create_task(self._read(ws, fragment, until_finished=False))
-            try:
-                # the fragment's timer, as the browser runs it: it fires whether or not a run goes on
-                while not stop.is_set() and not reader.done():
-                    await asyncio.sleep(fragment["every"])
-                    await self.idle.wait()
-                    msg = BackMsg()
-                    state = msg.rerun_script
-                    state.query_string = self.query
-                    state.page_script_hash = fragment["page"]
-                    state.fragment_id = fragment["id"]
-                    state.is_auto_rerun = True
-                    state.context_info.url = f"{self.base_url}/?{self.query}"
-                    await ws.send(msg.SerializeToString())
-                    self.ticks += 1
-            finally:
-                if reader.done():
-                    reader.result()  # a reader that failed says why
-                reader.cancel()
+            while not stop.is_set():
+                await asyncio.sleep(fragment["every"])
+                msg = BackMsg()
+                state = msg.rerun_script
+                state.query_string = self.query
+                state.page_script_hash = fragment["page"]
+                state.fragment_id = fragment["id"]
+                state.is_auto_rerun = True
+                state.context_info.url = f"{self.base_url}/?{self.query}"
+                await ws.send(msg.SerializeToString())
+                await self._until_finished(ws, fragment)
+                self.ticks += 1
 
 
 @pytest.mark.slow

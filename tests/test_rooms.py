@@ -128,23 +128,3 @@ def test_a_poll_says_how_long_the_presenter_has_been_gone_and_counts_the_followe
     rooms.open(code, "t2", alive.get, exact=code)  # the presenter is back
     alive["t2"] = True
     assert rooms.poll(code, "f1", alive.get)[1] == 0.0
-
-
-def test_a_change_wakes_the_followers_present_and_only_a_change():
-    clock = Clock()
-    rooms = RoomRegistry(clock=clock)
-    code = rooms.open("K", "t")
-    woken: list[str] = []
-    for f in ("f1", "f2"):
-        rooms.poll(code, f, lambda _: True, wake=lambda f=f: woken.append(f))
-    rooms.poll(code, "f3", lambda _: True)  # a follower without a wake (outside a fragment) is polled, not woken
-    rooms.publish(code, "t", RoomView("formats"))
-    assert sorted(woken) == ["f1", "f2"]
-    rooms.publish(code, "t", RoomView("formats"))  # the same view again: nobody is woken
-    assert len(woken) == 2
-    clock.now = 10.0  # f1 and f2 stopped polling more than FOLLOWER_TTL_S ago: they have left
-    rooms.poll(code, "f2", lambda _: True, wake=lambda: woken.append("f2 again"))
-    rooms.publish(code, "t", RoomView("softmax"))
-    assert woken[2:] == ["f2 again"]
-    rooms.close(code, "t")
-    assert rooms.publish(code, "t", RoomView("policy")) == 1 and woken[3:] == []  # a closed room forgot its wakes

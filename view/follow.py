@@ -9,9 +9,7 @@ and the class keeps following. Above the lesson the presenter sees the follow li
 (drawn here by segno, no network) and how many students follow, refreshed every AUDIENCE_S seconds.
 
 Follower (`?follow=CODE`): a small fragment polls the room every POLL_S seconds and compares one integer, the
-room's version; when the presenter's view changes, the room wakes that fragment at once (`_waker`: a run of it that
-the server starts, as the browser's timer would), so a class does not wait for its next tick. Only when the
-version changed does anything happen: another page or URL state asks for a full run
+room's version. Only when it changed does anything happen: another page or URL state asks for a full run
 (view.url.open_view), a new stepper place is sent down the go-to channel (view.goto) without any page run. Stopping
 keeps the follower where they are. A presenter disconnected for more than GONE_S seconds is said so, above the
 lesson, until one takes the room again.
@@ -20,7 +18,7 @@ lesson, until one takes the room again.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from urllib.parse import urlencode, urlsplit
 
@@ -29,14 +27,12 @@ import streamlit as st
 
 # Not st.* API: a session's id and whether it is still connected are what rooms are keyed on; a move fails this
 # import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
-from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from mpviz import lessons
 from view import goto, text
-from view.page import log, presenting
+from view.page import presenting
 from view.rooms import KEY, ROOMS, Room, RoomView, random_key
 from view.stepper import PLACE
 from view.url import BROWSER_KEYS, KEEP, open_requested_view, open_view
@@ -181,9 +177,7 @@ def poll(words: Mapping) -> None:
     code = following()
     if not code:
         return
-    ctx, fragment_id = get_script_run_ctx(), ThreadState.get().fragment_id  # what a wake asks the session to run
-    wake = _waker(ctx.session_id, ctx.page_script_hash, fragment_id) if ctx and fragment_id else None
-    room, gone_s = ROOMS.poll(code, session_id(), _alive, wake)
+    room, gone_s = ROOMS.poll(code, session_id(), _alive)
     if gone_s > GONE_S:
         st.warning(words["presenter_gone"].format(code=text.echo(code), s=int(gone_s)), icon="📴")
     if (room := _news(room)) is not None and _take(room, in_fragment=True):
@@ -192,39 +186,6 @@ def poll(words: Mapping) -> None:
         # difference is what a page change waits for).
         open_requested_view(st.session_state.get("_page", ""))
         st.rerun(scope="app")
-
-
-def _waker(session: str, page: str, fragment_id: str) -> Callable[[], None]:
-    """A call that runs `session`'s poll fragment (`fragment_id`, on page `page`) now, as its browser's timer would
-    ask the server to; nothing when that session has a script runner (a run going on, or one about to start: a
-    fragment rerun requested then can take the place of an app rerun that a run asked for) or has left the page
-    (its next tick, within POLL_S, takes the news then).
-
-    Not st.* API: the AppSession, its script runner and last ClientState (page, URL, widget values), and the running
-    fragment's id (ThreadState) are internals. If they move, the wake logs it and does nothing: followers then take
-    a change at their next tick, and the classroom browser tests, which time page changes, say so. Called from the
-    presenter's script thread, so the rerun request is handed to the session's event loop.
-    """
-
-    def on_event_loop(app) -> None:
-        last = app._client_state
-        if app._scriptrunner is not None or last.page_script_hash != page:  # running, or between two runs
-            return
-        state = ClientState()
-        state.CopyFrom(last)
-        state.ClearField("cached_message_hashes")  # what the browser still caches is only the browser's to say
-        state.fragment_id, state.is_auto_rerun = fragment_id, True
-        app.request_rerun(state)  # a fragment gone meanwhile is skipped by Streamlit
-
-    def wake() -> None:
-        try:
-            app = Runtime.instance().get_app_session(session) if Runtime.exists() else None
-            if app is not None:
-                app._call_soon_on_event_loop(lambda: on_event_loop(app))
-        except AttributeError as e:
-            log.warning("cannot wake a follower (Streamlit internals moved): %s", e)
-
-    return wake
 
 
 def stop_following() -> None:

@@ -9,13 +9,12 @@ The contract:
   its own, or held by a session that is gone (a presenter who reloaded takes the room back, with its followers);
   otherwise `preferred-2`, `preferred-3`, … (a student who followed room K carries the cookie K too).
 - `publish(code, owner, view)` stores the presenter's view; the version goes up only when the view changed, so a
-  follower compares one integer per poll. A change also calls each present follower's `wake` (given with its last
-  poll), after the lock is released: a follower then polls at once instead of at its next tick.
+  follower compares one integer per poll.
 - `open(..., exact=CODE)` first tries to take `CODE` itself back (the code a presenter's URL carries after a
   reload), under the same rules.
-- `poll(code, follower, alive, wake)` is a follower's tick: the room, how long its presenter has been gone (0
-  while connected), and the follower counted as present (its `wake`, if given, kept with it);
-  `audience(code)` is how many followers polled in the last `FOLLOWER_TTL_S` seconds (the presenter's live count).
+- `poll(code, follower, alive)` is a follower's tick: the room, how long its presenter has been gone (0 while
+  connected), and the follower counted as present; `audience(code)` is how many followers polled in the last
+  `FOLLOWER_TTL_S` seconds (the presenter's live count).
 - Bounded: at most `max_rooms` rooms; a room nobody published to or opened for `ttl_s` seconds is dropped, and
   when full the least recently active room makes way. Followers are forgotten `FOLLOWER_TTL_S` after their last poll.
 """
@@ -99,7 +98,6 @@ class RoomRegistry:
         self._clock = clock
         self._rooms: dict[str, Room] = {}
         self._followers: dict[str, dict[str, float]] = {}  # room code → follower session → its last poll
-        self._wakers: dict[str, dict[str, Callable[[], None]]] = {}  # room code → follower session → its wake
         self._lock = threading.Lock()
 
     def open(
@@ -138,35 +136,25 @@ class RoomRegistry:
                 room = Room(code, owner)
             elif room.owner != owner:
                 return -1
-            changed = room.view != view
-            if changed:
+            if room.view != view:
                 room = replace(room, version=room.version + 1, view=view)
             self._rooms[code] = replace(room, active_at=now)
-            self._forget(code, now)
-            wakers = list(self._wakers.get(code, {}).values()) if changed else []
-        for wake in wakers:  # outside the lock: a wake only schedules the follower's poll
-            wake()
-        return room.version
+            return room.version
 
     def get(self, code: str) -> Room | None:
         """The room's current state (an immutable snapshot), or None. Cheap: followers call it every poll."""
         with self._lock:
             return self._rooms.get(code)
 
-    def poll(
-        self, code: str, follower: str, alive: Callable[[str], bool], wake: Callable[[], None] | None = None
-    ) -> tuple[Room | None, float]:
+    def poll(self, code: str, follower: str, alive: Callable[[str], bool]) -> tuple[Room | None, float]:
         """A follower's tick: (the room or None, seconds its owner has been disconnected, 0 while connected); the
-        follower counts as present for `FOLLOWER_TTL_S`, and `wake()` is called when the room's view changes
-        meanwhile. Cheap: one look-up and one `alive` call."""
+        follower counts as present for `FOLLOWER_TTL_S`. Cheap: one look-up and one `alive` call."""
         with self._lock:
             room = self._rooms.get(code)
             if room is None:
                 return None, 0.0
             now = self._clock()
             self._followers.setdefault(code, {})[follower] = now
-            if wake is not None:
-                self._wakers.setdefault(code, {})[follower] = wake
             self._forget(code, now)  # a class is tens of followers: this scan costs microseconds
             if alive(room.owner):
                 if room.gone_since is not None:
@@ -185,19 +173,17 @@ class RoomRegistry:
 
     def _forget(self, code: str, now: float) -> None:
         if (seen := self._followers.get(code)) is not None:
-            wakers = self._wakers.get(code, {})
             for follower in [f for f, t in seen.items() if now - t > FOLLOWER_TTL_S]:
                 del seen[follower]
-                wakers.pop(follower, None)
             if not seen:
                 del self._followers[code]
-                self._wakers.pop(code, None)
 
     def close(self, code: str, owner: str) -> None:
         """The presenter stopped presenting: the room goes (followers stay where they are)."""
         with self._lock:
             if (room := self._rooms.get(code)) is not None and room.owner == owner:
-                self._drop(code)
+                del self._rooms[code]
+                self._followers.pop(code, None)
 
     def __len__(self) -> int:
         with self._lock:
@@ -205,17 +191,15 @@ class RoomRegistry:
 
     def _expire(self, now: float) -> None:
         for code in [c for c, r in self._rooms.items() if now - r.active_at > self.ttl_s]:
-            self._drop(code)
+            del self._rooms[code]
+            self._followers.pop(code, None)
 
     def _make_space(self) -> None:
         self._expire(self._clock())
         while len(self._rooms) >= self.max_rooms:
-            self._drop(min(self._rooms, key=lambda c: self._rooms[c].active_at))
-
-    def _drop(self, code: str) -> None:
-        del self._rooms[code]
-        self._followers.pop(code, None)
-        self._wakers.pop(code, None)
+            code = min(self._rooms, key=lambda c: self._rooms[c].active_at)
+            del self._rooms[code]
+            self._followers.pop(code, None)
 
 
 ROOMS = RoomRegistry()  # this process's rooms
