@@ -262,6 +262,26 @@ def counterpart_device(device: str) -> str:
     return "cpu" if device in ("cuda", "cuda-sim") else "cuda-sim"
 
 
+def trace_fields(t: Trace, events: list[dict], story: list[dict]) -> dict:
+    """The bundle's fields read off the trace (and its events' and story's JSON), the same for the attention lesson
+    and any model's (mpviz.model_bundle), in the schema's order: counts, formats, events, landmarks, story."""
+    n_fwd = sum(e.phase == "forward" for e in t.events)
+    return {
+        "counts": {
+            "events": len(t.events),
+            "forward": n_fwd,
+            "backward": len(t.events) - n_fwd,
+            "casts": sum(e.autocast_cast for e in t.events),
+        },
+        "formats": trace_formats(t),
+        "range_formats": [dtype_name(d) for d in RANGE_FORMATS],
+        "events": events,
+        "landmarks": dict(sorted(t.landmarks.items(), key=lambda kv: kv[1])),
+        "landmark_outputs": {name: t.landmark_outputs.get(name, 0) for name in t.landmarks},
+        "story": story,
+    }
+
+
 def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = None) -> LessonBundle:
     """The bundle of a traced run; `counterpart` is the same config under the other device's policy (or None)."""
     t = result.trace
@@ -304,7 +324,6 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
         if other is not None:
             theirs = other.first_nonfinite()
             first_nonfinite["counterpart_event"] = theirs.index if theirs is not None else None
-    n_fwd = sum(e.phase == "forward" for e in t.events)
     data = {
         "schema": SCHEMA,
         "run": {
@@ -316,18 +335,7 @@ def build_bundle(result: AttentionTrace, counterpart: AttentionTrace | None = No
             "emulation_limits": emulation_limits(result),
             "counterpart_device": counterpart.device if counterpart is not None else None,
         },
-        "counts": {
-            "events": len(t.events),
-            "forward": n_fwd,
-            "backward": len(t.events) - n_fwd,
-            "casts": sum(e.autocast_cast for e in t.events),
-        },
-        "formats": trace_formats(t),
-        "range_formats": [dtype_name(d) for d in RANGE_FORMATS],
-        "events": events,
-        "landmarks": dict(sorted(t.landmarks.items(), key=lambda kv: kv[1])),
-        "landmark_outputs": {name: t.landmark_outputs.get(name, 0) for name in t.landmarks},
-        "story": story,
+        **trace_fields(t, events, story),
         "graph": {"nodes": nodes, "edges": edges},
         "errors": errors,
         "error_floor": floor,

@@ -41,12 +41,12 @@ from mpviz.bundle import (
     event_keys,
     landmark_errors,
     names_by_event,
-    trace_formats,
+    trace_fields,
 )
 from mpviz.model import parse_autocast_dtype
 from mpviz.notices import feeding_casts
 from mpviz.serialize import to_jsonable
-from mpviz.stats import RANGE_FORMATS, dtype_name
+from mpviz.stats import dtype_name
 from mpviz.trace import Trace, trace
 
 MAX_EVENTS = 20_000  # ops of forward + backward: ~20 MB of bundle, about what a browser tab steps through smoothly
@@ -225,7 +225,6 @@ def model_bundle(
     ]
     errors, floor = landmark_errors(t, reference_error)
     bad = t.first_nonfinite()
-    n_fwd = sum(e.phase == "forward" for e in t.events)
     run = {
         "config": {
             "model": type(model).__name__,
@@ -244,18 +243,7 @@ def model_bundle(
     data = {
         "schema": SCHEMA,
         "run": run,
-        "counts": {
-            "events": len(t.events),
-            "forward": n_fwd,
-            "backward": len(t.events) - n_fwd,
-            "casts": sum(e.autocast_cast for e in t.events),
-        },
-        "formats": trace_formats(t),
-        "range_formats": [dtype_name(d) for d in RANGE_FORMATS],
-        "events": events,
-        "landmarks": dict(sorted(t.landmarks.items(), key=lambda kv: kv[1])),
-        "landmark_outputs": {name: t.landmark_outputs.get(name, 0) for name in t.landmarks},
-        "story": story,
+        **trace_fields(t, events, story),
         "graph": {"nodes": [], "edges": []},
         "errors": errors,
         "error_floor": floor,
