@@ -1,11 +1,8 @@
 """Shared fixtures: empty Streamlit caches per test, a real `streamlit run app.py` for server-level tests, and how
 the run is split over two processes (pytest-xdist) without letting server tests overlap or hiding their figures."""
 
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +13,7 @@ import streamlit as st
 from mpviz import admission, workers
 from mpviz.admission import BoundedCache, default_cache
 from tests.browser import CHROMIUM_ARGS, require_chromium
+from tests.servers import free_port, stop, wait_until_answering
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
@@ -105,16 +103,10 @@ def child_pids(pid: int) -> list[int]:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def running_server(log_path: Path, *extra_args: str) -> Iterator[tuple[str, subprocess.Popen]]:
     """`streamlit run app.py` on a free loopback port until the block ends; yields (base URL, process)."""
-    port = _free_port()
+    port = free_port()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", *SERVER_ARGS, "--server.port", str(port), *extra_args],
@@ -124,26 +116,10 @@ def running_server(log_path: Path, *extra_args: str) -> Iterator[tuple[str, subp
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not become healthy in 90 s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
+        wait_until_answering(proc, f"{url}/_stcore/health", log_path, "streamlit", ok=lambda body: body == b"ok")
         yield url, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+        stop(proc)
 
 
 def _serve(tmp_path_factory) -> Iterator[tuple[str, Path]]:

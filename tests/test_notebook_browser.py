@@ -16,17 +16,16 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.prerequisites import require_python_packages
+from tests.servers import free_port, stop, wait_until_answering
 from tests.test_a11y_browser import AXE_JS, AXE_RUN, BLOCKING
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -58,12 +57,6 @@ STEP_TIMES = f"""(n) => {{ const app = {ROOT_JS}.querySelector('[data-role=app]'
   return times; }}"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
     """`jupyter lab` on a free loopback port with a random token, serving a temp dir holding the example notebook;
@@ -75,7 +68,7 @@ def jupyterlab(tmp_path_factory):
     for name, value in SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(value))
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))),
@@ -104,26 +97,10 @@ def jupyterlab(tmp_path_factory):
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer in 90 s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
+        wait_until_answering(proc, f"{url}/api/status?token={token}", log_path, "jupyter lab")
         yield url, token
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+        stop(proc)
 
 
 def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(browser, jupyterlab, tmp_path, printout):
@@ -239,7 +216,7 @@ def _():
 def test_the_same_widget_steps_in_marimo(browser, tmp_path):
     require_python_packages("marimo")
     (tmp_path / "app.py").write_text(MARIMO_APP)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     args = ["run", str(tmp_path / "app.py"), "--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token"]
     log_path = tmp_path / "marimo.log"
@@ -249,17 +226,7 @@ def test_the_same_widget_steps_in_marimo(browser, tmp_path):
         )
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"marimo exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"marimo did not answer in 90 s:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.5)
+        wait_until_answering(proc, f"http://127.0.0.1:{port}", log_path, "marimo")
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -276,9 +243,4 @@ def test_the_same_widget_steps_in_marimo(browser, tmp_path):
         assert not errors, errors
     finally:
         context.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+        stop(proc)
