@@ -379,6 +379,19 @@ def test_real_exit_codes_and_streams_in_a_child_process():
     assert gone.wait(timeout=120) == 141 and err == b""
 
 
+def test_the_cli_runs_with_the_engine_s_needs_alone():
+    """A GPU box with torch, numpy and ml_dtypes but no plotly or Streamlit runs every command but `export` (whose
+    colours come from the view's palette): seen on a CUDA machine, where the eager import failed `trace` too."""
+    blocked = "import sys; sys.modules.update(plotly=None, streamlit=None); from mpviz.__main__ import main; "
+    run = subprocess.run(
+        [sys.executable, "-c", blocked + "sys.exit(main(['bits', '1', '--format', 'fp16', '--json']))"],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert json.loads(run.stdout)["format"] == "float16"
+
+
 def test_lessons_lists_the_registry_and_trace_bundle_is_the_lesson_json(capsys):
     from mpviz.lessons import LESSONS
 

@@ -13,7 +13,6 @@ from mpviz.bundle import lesson_bundle
 from mpviz.cli.arguments import add_run_args, run_config
 from mpviz.cli.output import UsageError, out
 from mpviz.serialize import dumps
-from view.lesson_file import lesson_html
 from view.locales import DEFAULT_LANGUAGE, LANGUAGES
 
 
@@ -29,6 +28,10 @@ def _add_export(sub) -> None:
 
 
 def _run_export(args) -> None:
+    # imported here: the file's colours come from the figures' palette (plotly), which no other command needs, and
+    # `python -m mpviz trace` then runs where only the engine's own needs are installed (torch, numpy, ml_dtypes)
+    from view.lesson_file import lesson_html
+
     bundle = lesson_bundle(run_config(args), device=args.device, dtype=args.dtype)
     page = lesson_html(bundle, args.lang).encode()
     try:
