@@ -112,6 +112,11 @@ def _sweep(logits: tuple, formats: tuple) -> softmax_scale.Sweep:
         return results.shared(key, sweep, sm.LIMITS.is_heavy(len(logits)))
 
 
+def _scenario(name: str) -> tuple[float, ...]:
+    """A preset's row, made once per process: grown until it overflows, a row costs more than the page around it."""
+    return results.shared(("softmax-scenario", name), lambda: sm.scenario_logits(name))
+
+
 def _trace_row() -> tuple[float, ...] | None:
     """A score row of the sidebar's traced attention run (head/row from the widgets), or None after saying why."""
     result = results.attention_trace(run_config())
@@ -151,7 +156,7 @@ seed_from_url(PARAMS)
 show_warnings()
 
 # ── where the logits come from ──────────────────────────────────────────────────────────────────────────────
-logits = sm.scenario_logits("large")  # also the fallback when the chosen source gives no usable row
+logits = _scenario("large")  # also the fallback when the chosen source gives no usable row
 with guarded("softmax logits"):
     st.segmented_control(TEXT["source"], SOURCES, key="source", format_func=TEXT["sources"].get, required=True)
     if s.source == "list":
@@ -171,13 +176,13 @@ with guarded("softmax logits"):
         c5.select_slider(TEXT["gen_scale"], SCALES, key="gen_scale", format_func=lambda v: f"{v:g}")
         gen = sm.LogitGenerator(s.gen_length, s.gen_spread, s.gen_peak, s.gen_scale, s.gen_center)
         try:
-            logits = gen.logits()
+            logits = results.shared(("softmax-generated", gen), gen.logits)
         except ConfigError as e:
             st.warning(TEXT["bad_generator"].format(field=e.field, value=text.echo(e.value), reason=text.reason(e)))
     else:
         st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
         if not sm.scenario(s.preset).from_trace:
-            logits = sm.scenario_logits(s.preset)
+            logits = _scenario(s.preset)
         elif (row := _trace_row()) is not None:
             logits = row
 
@@ -344,7 +349,10 @@ with guarded("softmax close logits"):
     )
     example_format = "float16" if "float16" in formats else next((f for f in formats if f != "float32"), formats[0])
     magnitude = max(abs(s.pair_a), abs(s.pair_b))
-    if (ex := sm.gap_counterexamples(magnitude, example_format)) is not None:
+    counterexamples = results.shared(
+        ("softmax-gap", magnitude, example_format), lambda: sm.gap_counterexamples(magnitude, example_format)
+    )
+    if (ex := counterexamples) is not None:
         note += " " + TEXT["close_example"].format(
             fmt=ex.format,
             x=magnitude,
@@ -364,7 +372,8 @@ with guarded("softmax close logits"):
 # ── 8-bit probabilities ─────────────────────────────────────────────────────────────────────────────────────
 if comparison is not None:
     with guarded("softmax 8-bit"), expert(TEXT["quant"]):  # an aside: folded away in presenter mode
-        linear, log2 = sm.quantize_probs(comparison.reference)
+        key = ("softmax-quantized", logits, formats, s.loss)  # the comparison's key: its float64 reference
+        linear, log2 = results.shared(key, lambda: sm.quantize_probs(comparison.reference))
         qc = TEXT["quant_cols"]
         st.dataframe(
             pd.DataFrame(
