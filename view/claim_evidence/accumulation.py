@@ -8,9 +8,8 @@ from fractions import Fraction
 import streamlit as st
 
 from mpviz import claims
-from view.claim_evidence.words import lesson_words, say, table
+from view.claim_evidence.words import evidence_chart, lesson_words, say, table
 from view.figures import claims as claims_fig
-from view.page import chart
 
 
 def accumulation_view(c: claims.Checked, words: dict) -> None:
@@ -39,8 +38,8 @@ def accumulation_view(c: claims.Checked, words: dict) -> None:
     )
     say(c, words, fields)
     left, right = st.columns(2)
-    fig = claims_fig.accumulation_figure(ev, labels=t["labels"])
-    chart(fig, where=left, key=f"accumulation_{c.claim}")
+    build = lambda: claims_fig.accumulation_figure(ev, labels=t["labels"])  # noqa: E731
+    evidence_chart(f"accumulation_{c.claim}", ev, build, where=left)
     cols, names = t["match_cols"], t["match_names"]
     rows = [
         {cols["how"]: names[how].format(device=t["measured_on"][ev.device]), cols["share"]: f"{share:.2%}"}

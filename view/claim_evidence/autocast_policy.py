@@ -9,6 +9,7 @@ from mpviz.policy import CallProbe
 from view.claim_evidence.words import (
     badge,
     category,
+    evidence_chart,
     lesson_words,
     op_name,
     ops_list,
@@ -17,7 +18,7 @@ from view.claim_evidence.words import (
     table,
 )
 from view.figures import policy as policy_fig
-from view.page import chart, expert
+from view.page import expert
 
 
 def device_labels(ev: claims.PolicyEvidence) -> dict[str, str]:
@@ -45,7 +46,7 @@ def policy_view(c: claims.Checked, words: dict) -> None:
                 if probe.error:
                     col.error(t["probe_error"].format(error=probe.error))
                 key = f"steps_{c.claim}_{run.device}_{probe.function}"
-                chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=key)
+                evidence_chart(key, probe.steps, lambda p=probe: policy_fig.call_steps_figure(list(p.steps)), where=col)
             entries = "; ".join(f"`{op_name(op)}` {category(cat)}" for op, cat in run.categories.items())
             col.caption(t["policy_line"].format(device=t["device_short"][run.device], entries=entries))
         landmarks = ev.devices[0].landmarks
@@ -125,7 +126,8 @@ def cpu_autocast_view(c: claims.Checked, words: dict) -> None:
     say(c, words, fields)
     for col, probe in zip(st.columns(len(ev.probes)), ev.probes, strict=True):
         col.caption(t["cpu_probe"].format(dtype=probe.autocast_dtype, inputs=", ".join(probe.input_dtypes)))
-        chart(policy_fig.call_steps_figure(list(probe.steps)), where=col, key=f"cpu_{probe.autocast_dtype}")
+        build = lambda p=probe: policy_fig.call_steps_figure(list(p.steps))  # noqa: E731
+        evidence_chart(f"cpu_{probe.autocast_dtype}", probe.steps, build, where=col)
 
 
 def embedding_view(c: claims.Checked, words: dict) -> None:

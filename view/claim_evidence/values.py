@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from mpviz import claims, formats
 from view.claim_evidence.words import (
+    evidence_chart,
     lesson_words,
     number_line_labels,
     quoted_match,
@@ -19,7 +21,6 @@ from view.claim_evidence.words import (
 )
 from view.figures import claims as claims_fig
 from view.figures import formats as formats_fig
-from view.page import chart
 
 
 def range_view(c: claims.Checked, words: dict) -> None:
@@ -42,8 +43,8 @@ def range_view(c: claims.Checked, words: dict) -> None:
         high_match=quoted_match(high),
     )
     say(c, words, fields)
-    fig = formats_fig.range_figure([f32, bf, ev.float16], labels=range_labels())
-    chart(fig, key=f"range_{c.claim}")
+    labels = range_labels()
+    evidence_chart(f"range_{c.claim}", ev, lambda: formats_fig.range_figure([f32, bf, ev.float16], labels=labels))
 
 
 def storage_table(ev: claims.StorageEvidence) -> list[dict]:
@@ -65,8 +66,8 @@ def storage_figure(c: claims.Checked, ev: claims.StorageEvidence, container: Del
     t = lesson_words()
     markers = {t["marker"].format(i=i + 1): v for i, v in enumerate(ev.values)}
     labels = {**range_labels(), "range_title": ""}
-    fig = formats_fig.range_figure([ev.claimed.format, ev.contrast.format], markers, labels=labels)
-    chart(fig, where=container, key=f"storage_{c.claim}")
+    build = lambda: formats_fig.range_figure([ev.claimed.format, ev.contrast.format], markers, labels=labels)  # noqa: E731
+    evidence_chart(f"storage_{c.claim}", ev, build, where=container)
 
 
 def storage_view(c: claims.Checked, words: dict) -> None:
@@ -130,10 +131,14 @@ def pair_figure(c: claims.Checked, pair: claims.ScorePair) -> None:
     t = lesson_words()
     margin = max(r.spacing for r in pair.formats)
     lo, hi = min(pair.scores) - margin, max(pair.scores) + margin
-    lines = [formats.number_line(f.format, lo, hi) for f in pair.formats]
     st.caption(t["labels"]["number_line_title"])
-    fig = claims_fig.close_scores_figure(lines, [pair], labels=t["labels"], number_line_labels=number_line_labels())
-    chart(fig, key=f"scores_{c.claim}")
+
+    def build() -> go.Figure:
+        lines = [formats.number_line(f.format, lo, hi) for f in pair.formats]
+        words = {"labels": t["labels"], "number_line_labels": number_line_labels()}
+        return claims_fig.close_scores_figure(lines, [pair], **words)
+
+    evidence_chart(f"scores_{c.claim}", pair, build)
 
 
 def close_scores_view(c: claims.Checked, words: dict) -> None:

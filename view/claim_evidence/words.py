@@ -4,14 +4,17 @@ never at import, so every session sees its own language."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+import pickle
+from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from mpviz import claims
-from view import text
-from view.page import Container
+from view import results, text
+from view.page import Container, chart
 
 BADGE_COLORS = {
     "holds": "green",
@@ -20,6 +23,15 @@ BADGE_COLORS = {
     "does_not_hold": "red",
     "inconclusive": "gray",
 }
+
+
+def evidence_chart(name: str, inputs: object, build: Callable[[], go.Figure], *, where: Container = st) -> None:
+    """Show the figure `build()` draws from `inputs` (a claim's evidence) under the element key `name`. Built once
+    per process and language for equal inputs (their pickled bytes decide: evidence comes from worker processes, so
+    it pickles), not once per session: the claims page draws about twenty figures, which a class opening it would
+    otherwise queue for on the one GIL."""
+    digest = hashlib.blake2b(pickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL), digest_size=16).hexdigest()
+    chart(results.shared_figure(("claim evidence", name, digest), build), where=where, key=name)
 
 
 def lesson_words() -> Mapping:
