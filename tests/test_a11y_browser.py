@@ -1,4 +1,8 @@
-"""Accessibility in Chromium (issue 18): axe-core on every page, in English, in Chinese and in presenter mode.
+"""Accessibility in Chromium: axe-core on every page, in English and in Chinese in presenter mode.
+
+The two loads of a page cover the three ways it is read: English words with the normal CSS (expert sections
+open), and Chinese words with the projector's CSS and colours (presenter mode folds expert sections away). Colour
+and contrast rules depend on the CSS, naming rules on the words; neither depends on the other.
 
 axe-core comes bundled in the `axe-playwright-python` wheel (axe.min.js, MPL-2.0), injected with Playwright: no
 CDN. Its experimental rules run too (label-content-name-mismatch among them: a control's visible text must be
@@ -6,8 +10,7 @@ part of its accessible name). A page passes with no critical and no serious find
 printed with the rest of the counts, not asserted.
 
 The attention lesson's stepper (assets/components/stepper, a shadow root under `.st-key-stepper`) is judged by
-its own, separately named test, so that the page around it is held to zero now while the stepper's rebuild
-(issue 18, item 1) is merged: its graph nodes' aria-labels still leave out their visible dtype text.
+its own, separately named test, so that a failure says whether the page or the stepper needs mending.
 """
 
 from importlib.resources import files
@@ -22,7 +25,7 @@ pytestmark = pytest.mark.browser
 AXE_JS = (files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8")
 BLOCKING = ("critical", "serious")
 STEPPER = ".st-key-stepper"
-MODES = {"en": "lang=en", "zh": "lang=zh", "present": "lang=en&present=1"}
+MODES = {"en": "lang=en", "zh-present": "lang=zh&present=1"}
 STEPPER_READY = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
   const app = h && h.shadowRoot && h.shadowRoot.querySelector('[data-role=app]');
   return !!app && app.dataset.event !== undefined; }"""

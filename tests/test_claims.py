@@ -363,7 +363,7 @@ def test_70000_is_inf_in_fp16_and_70144_in_bf16():
     assert set(parts(r)) == {("fp16_overflows", None), ("bf16_finite", None), ("bf16_example_as_stated", None)}
 
 
-# ── the seed claims added in issue 17 ───────────────────────────────────────────────────────────────────────
+# ── the seed claims added last ──────────────────────────────────────────────────────────────────────────────
 def returned(r: claims.Checked) -> dict[tuple[str, str], str | None]:
     """(device, function) → the dtype the call returned under bf16 autocast."""
     return {(row.device, row.call.function): row.returned for row in r.evidence.rows}

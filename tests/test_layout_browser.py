@@ -1,5 +1,5 @@
-"""Layout in Chromium: no overprinted, cut-off or sideways-scrolling text (issue 9: every page in zh, presenter mode,
-1024×768; issue 11: the figure pages in English at a desktop, a laptop and a phone viewport).
+"""Layout in Chromium: no overprinted, cut-off or sideways-scrolling text (every page in zh, presenter mode,
+1024×768; the figure pages in English at a desktop, a laptop and a phone viewport).
 
 What a look at a screenshot would catch, measured from the DOM after one page load per page and viewport: every
 piece of text a plotly figure drew, as the quad it covers on screen (rotated tick labels included), must not meet
@@ -63,8 +63,8 @@ TEXT_PROBLEMS = """() => {
   return out;
 }"""
 
-PRESENTED = [("zh", True, (1024, 768), entry.slug) for entry in LESSONS]  # issue 9
-FIGURE_PAGES = [  # issue 11; ?recipes=1 adds the scaler's recipe comparison
+PRESENTED = [("zh", True, (1024, 768), entry.slug) for entry in LESSONS]  # a projector in a Chinese class
+FIGURE_PAGES = [  # ?recipes=1 adds the scaler's recipe comparison
     ("en", False, viewport, slug)
     for viewport in ((1440, 900), (1024, 768), (390, 844))
     for slug in ("scaler", "softmax", "formats", "policy")

@@ -76,7 +76,7 @@ def test_the_emulated_layout_is_read_from_its_spec():
     assert f"{tf32.exponent_bits} exponent bits" in caption and exp_from.name in caption
     assert f"{tf32.mantissa_bits} mantissa bits" in caption and mant_from.name in caption
     assert (tf32.exponent_bits, tf32.mantissa_bits) == (exp_from.exponent_bits, mant_from.mantissa_bits)
-    # same exponent bits, yet not the same range (issue 17): both ends are quoted, measured from the specs
+    # same exponent bits, yet not the same range: both ends are quoted, measured from the specs
     assert tf32.max != exp_from.max and tf32.smallest_subnormal != exp_from.smallest_subnormal
     assert "its range) are" not in caption
     for x in (tf32.max, exp_from.max, tf32.smallest_subnormal, exp_from.smallest_subnormal):

@@ -1,4 +1,4 @@
-"""Every sentence true (issue 17): each sentence the audit found false or misleading, checked against what torch
+"""Every sentence true: each sentence an audit found false or misleading, checked against what torch
 and ml_dtypes do here. Where a sentence quotes a number, the test reads the number the way the app does and
 checks it against the measurement; where it states a rule, the test measures the rule."""
 
