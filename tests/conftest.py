@@ -18,21 +18,7 @@ from tests.servers import free_port, stop, wait_until_answering
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 SERIAL = "serial"  # the xdist group whose tests run on one worker, one after another (see below)
-PAGE_CHECKS = "page_checks"  # a second such group, on the other worker: functional checks of pages in Chromium
 SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
-# Modules whose server and browser tests check what pages do (axe, layout, text, stepping), not what a class costs:
-# they form PAGE_CHECKS. The load, memory, proxy, follow-me and worker-crash measurements stay in SERIAL.
-PAGE_CHECK_MODULES = {
-    "test_a11y_browser",
-    "test_browser",
-    "test_export",
-    "test_layout_browser",
-    "test_page_attention",
-    "test_page_claims",
-    "test_page_walk",
-    "test_stepper",
-    "test_text_truth_browser",
-}
 # A served app computes in worker processes (mpviz.workers), as hosted; page tests in this process compute
 # in-process, so that their monkeypatches reach the engine.
 workers.set_default_pool(None)
@@ -48,15 +34,11 @@ def pytest_addoption(parser, pluginmanager):
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(items):
     """Tests that start a server or a browser, measure load or memory, or write into the repository (marked
-    `xdist_group("serial")` in their module) run in two groups, each on one worker, one test after another: the page
-    checks (PAGE_CHECK_MODULES) in one, with a server and a Chromium of their own, everything else in the other, so
-    no two measurements overlap and no other test sees a throw-away file. xdist hands out the largest groups first,
-    one to each worker, and the rest spread over both as the groups near their end: the two chains, most of the
-    suite's wall time, run side by side (one chain alone left a core idle for half the run)."""
+    `xdist_group("serial")` in their module) all run on one worker, one after another: servers never overlap, one
+    shared server serves them, and no other test sees a throw-away file. The rest spread over both workers."""
     for item in items:
         if SERIAL_FIXTURES & set(item.fixturenames):
-            group = PAGE_CHECKS if item.module.__name__.rpartition(".")[2] in PAGE_CHECK_MODULES else SERIAL
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group(SERIAL))
 
 
 @pytest.fixture
