@@ -7,12 +7,14 @@ What the browser does with it (the stepper moving without a reload, a follower f
 30 followers) is in tests/test_classroom_browser.py.
 """
 
+import copy
 import json
 import re
 import string
 
 import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 
 from mpviz import lessons
 from mpviz.admission import default_cache
@@ -21,9 +23,11 @@ from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 from view import glossary, text, tour
 from view.figures import formats as formats_fig
+from view.figures import shared as shared_fig
 from view.figures import softmax as softmax_fig
+from view.figures import style
+from view.figures.shared import SharedFigure
 from view.figures.style import PRESENTER_FONT
-from view.results import SharedFigure
 from view.rooms import ROOMS
 from view.url import BROWSER_KEYS, KEEP
 
@@ -271,6 +275,38 @@ def test_a_shared_figure_is_serialised_from_one_dict():
     shared = SharedFigure(fig)
     assert shared.to_dict() == fig.to_dict()
     assert shared.to_dict() is shared.to_dict(), "not deep-copied again for every session that shows it"
+
+
+def test_the_presenter_copy_raises_every_text_size_and_leaves_the_figure_as_it_was():
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Scatter(x=[1, 2], y=[3, 4]), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[1, 2], [3, 4]]), row=1, col=2)
+    fig.update_layout(title="t", yaxis=dict(title=dict(text="y", font=dict(size=40))))
+    spec = fig.to_dict()
+    before = copy.deepcopy(spec)
+    shown = go.Figure(style.presented_spec(spec))
+    assert spec == before, "the shared figure's dict is not changed"
+    assert shown.layout.xaxis2.tickfont.size == PRESENTER_FONT["axis"], "every subplot's axes"
+    assert shown.layout.xaxis2.tickfont.color == style.PRESENTER_INK
+    assert shown.data[1].colorbar.tickfont.size == PRESENTER_FONT["axis"]
+    assert shown.layout.yaxis.title.font.size == 40, "a larger size of the figure's own is kept"
+    assert shown.layout.margin.t >= 2 * PRESENTER_FONT["title"], "room for the larger title"
+
+
+def test_a_shared_figures_presenter_copy_is_made_once_for_every_presenter(monkeypatch):
+    fig = SharedFigure(go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="t")))
+    assert fig.presented() is fig.presented()
+    assert fig.presented().to_dict() == style.presented_spec(fig.to_dict())
+    assert fig.to_dict()["layout"].get("font") is None, "the shared figure itself keeps its own sizes"
+    default_cache().clear()
+    made = []
+    real = shared_fig.presented_spec
+    monkeypatch.setattr(shared_fig, "presented_spec", lambda spec: made.append(spec) or real(spec))
+    first, second = page_app("pages/softmax.py", present="1").run(), page_app("pages/softmax.py", present="1").run()
+    assert not failures(first) and not failures(second)
+    charts = len(first.get("plotly_chart"))
+    assert charts and len(made) <= charts, "the second presenter shows the copies the first one made"
+    assert [c.proto.spec for c in first.get("plotly_chart")] == [c.proto.spec for c in second.get("plotly_chart")]
 
 
 def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch):

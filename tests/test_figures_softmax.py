@@ -5,6 +5,7 @@ Results come from the engine on tiny rows (milliseconds); each test states what 
 
 import math
 
+import plotly.graph_objects as go
 import pytest
 
 from mpviz import softmax as sm
@@ -102,7 +103,7 @@ def test_log_axis_labels_thin_out_to_fit_a_short_panel():
 
 
 def test_presenter_copy_keeps_a_larger_title_inside_the_figure_and_inks_axis_titles(large):
-    fig = style.presented(softmax_fig.softmax_bars(large, log_y=True, labels=LABELS))
+    fig = go.Figure(style.presented_spec(softmax_fig.softmax_bars(large, log_y=True, labels=LABELS).to_dict()))
     assert fig.layout.yaxis.title.font.color == style.PRESENTER_INK
-    titled = style.presented(style.figure(title="a title", margin=dict(t=40)))
+    titled = go.Figure(style.presented_spec(style.figure(title="a title", margin=dict(t=40)).to_dict()))
     assert titled.layout.margin.t >= 2 * style.PRESENTER_FONT["title"]

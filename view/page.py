@@ -17,7 +17,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from mpviz.workers import WorkerCrashed, WorkerTimeout
 from view import text
-from view.figures.style import dtype_color, ink, presented
+from view.figures.shared import SharedFigure
+from view.figures.style import dtype_color, ink, presented_spec
 from view.navigation import leave_legacy_pages_mode
 
 Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a column, a placeholder
@@ -96,9 +97,12 @@ def presenting() -> bool:
 
 
 def chart(fig: go.Figure, *, where: Container = st, key: str | None = None) -> None:
-    """Show a plotly figure, full width; in presenter mode with projector-sized text (a per-session copy: figures
-    are shared and stay free of Streamlit). `where` is the container (a column, a placeholder)."""
-    where.plotly_chart(presented(fig) if presenting() else fig, width="stretch", key=key)
+    """Show a plotly figure, full width; in presenter mode with projector-sized text (a copy: figures are shared
+    and stay free of Streamlit; a shared figure's copy is made once). `where` is the container (a column, a
+    placeholder)."""
+    if presenting():
+        fig = fig.presented() if isinstance(fig, SharedFigure) else SharedFigure.of_spec(presented_spec(fig.to_dict()))
+    where.plotly_chart(fig, width="stretch", key=key)
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from mpviz.policy import ChildProbeError
 from mpviz.workers import WorkerCrashed, default_pool, run_isolated
 from view import text
 from view.figures.formats import bit_layout_figure
+from view.figures.shared import SharedFigure
 from view.page import log, worker_crash
 from view.run_config import RunConfig
 
@@ -84,23 +85,6 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
     finally:
         if slot is not None:
             slot.empty()
-
-
-class SharedFigure(go.Figure):
-    """A figure that many sessions show: the dict that st.plotly_chart serialises is made once, on first use.
-
-    st.plotly_chart turns a figure into a dict on every call, and plotly's `to_dict` deep-copies the whole figure
-    to do so: for the softmax lesson's figures that copy cost more than all the rest of the page, once per session.
-    This figure hands out the dict it made first, so the dict is as shared as the figure: never mutate either
-    (presenter mode shows a new figure, view.figures.style.presented).
-    """
-
-    _as_dict: dict | None = None
-
-    def to_dict(self) -> dict:
-        if self._as_dict is None:  # two threads may both make it: the same dict, one of them kept
-            self._as_dict = super().to_dict()
-        return self._as_dict
 
 
 def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
