@@ -201,25 +201,28 @@ def _how_probed(left: DevicePolicy, right: DevicePolicy) -> None:
     """The probe's own notes: ops called with a hand-built example, casts that ignore autocast's dtype, and ops
     left unclassified (with the reason and the first line of the error)."""
     notes, reasons, cols = TEXT["probe_notes"], TEXT["unclassified_reasons"], TEXT["how_cols"]
-    rows = []
-    for p in (left, right):
-        for op, codes in sorted(p.notes.items()):
-            said = [
-                notes[c].format(dtype=p.fixed_cast_dtype.get(op, "?")) if c in notes else reasons.get(c, c)
-                for c in codes
-            ]
-            rows.append(
-                {
-                    cols["device"]: _label(p.device),
-                    cols["op"]: op,
-                    cols["category"]: p.category_of(op),
-                    cols["how"]: "; ".join(said),
-                    cols["error"]: p.probe_errors.get(op, ""),
-                }
-            )
-    if rows:
+
+    def rows() -> list[dict]:
+        return [
+            {
+                cols["device"]: _label(p.device),
+                cols["op"]: op,
+                cols["category"]: p.category_of(op),
+                cols["how"]: "; ".join(
+                    notes[c].format(dtype=p.fixed_cast_dtype.get(op, "?")) if c in notes else reasons.get(c, c)
+                    for c in codes
+                ),
+                cols["error"]: p.probe_errors.get(op, ""),
+            }
+            for p in (left, right)
+            for op, codes in sorted(p.notes.items())
+        ]
+
+    if left.notes or right.notes:  # a table made once per pair of devices (results.shared_table)
         st.markdown(TEXT["how_probed_intro"])
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(
+            results.shared_table(("how probed", left.device, right.device), rows), hide_index=True, width="stretch"
+        )
     else:
         st.markdown(TEXT["how_probed_none"].format(left=_label(left.device), right=_label(right.device)))
 
@@ -284,15 +287,19 @@ def _emulation() -> None:
         ops = {"cuda": cuda_step.op if cuda_step else "—", "emulated": emu_step.op if emu_step else "—"}
         st.markdown(TEXT["mismatch"].format(**ops))
     cols = TEXT["landmark_cols"]
-    st.dataframe(
-        pd.DataFrame(
+
+    def landmarks() -> pd.DataFrame:
+        return pd.DataFrame(
             {
                 cols["landmark"]: list(check.landmarks),
                 cols["cuda"]: [c for c, _ in check.landmarks.values()],
                 cols["emulated"]: [e for _, e in check.landmarks.values()],
                 cols["same"]: [c == e for c, e in check.landmarks.values()],
             }
-        ),
+        )
+
+    st.dataframe(
+        results.shared_table(("emulation landmarks", *key), landmarks),
         hide_index=True,
         width="stretch",
         height=36 * (len(check.landmarks) + 1) + 4,

@@ -375,17 +375,19 @@ if comparison is not None:
         key = ("softmax-quantized", logits, formats, s.loss)  # the comparison's key: its float64 reference
         linear, log2 = results.shared(key, lambda: sm.quantize_probs(comparison.reference))
         qc = TEXT["quant_cols"]
+
+        def rows() -> list[dict]:
+            return [
+                {
+                    qc["scheme"]: TEXT["schemes"][q.scheme],
+                    qc["smallest"]: q.smallest_nonzero,
+                    **_metric_cells(q.metrics, qc, ("abs", "rel", "zero", "kl")),
+                }
+                for q in (linear, log2)
+            ]
+
         st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        qc["scheme"]: TEXT["schemes"][q.scheme],
-                        qc["smallest"]: q.smallest_nonzero,
-                        **_metric_cells(q.metrics, qc, ("abs", "rel", "zero", "kl")),
-                    }
-                    for q in (linear, log2)
-                ]
-            ),
+            results.shared_table(("quantized table", *key), rows),
             hide_index=True,
             column_config={qc[k]: st.column_config.NumberColumn(format="%.3e") for k in ("smallest", "abs", "rel")},
         )
