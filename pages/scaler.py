@@ -10,7 +10,7 @@ import streamlit as st
 from mpviz import scaler
 from mpviz.model import ConfigError
 from mpviz.run_watch import Pacer, Plan, RunWatch
-from view import results, text
+from view import results, run_slots, text
 from view.figures import scaler as scaler_fig
 from view.page import chart, guarded, page_header, show_warnings, warn
 from view.run_config import RunConfig, run_config
@@ -211,9 +211,10 @@ def show_run(plan: Plan) -> scaler.ScalerRun:
         run = results.shared(("scaler-run", cfg), train, heavy=True)
     if plan is Plan.SHOW and not arrived:  # computed before (or by another viewer meanwhile): all at once
         pacer = Pacer(None)
-    while len(watch.steps) < len(run.steps):
-        time.sleep(pacer.wait(len(watch.steps)))
-        catch_up(run.steps)
+    with run_slots.stepped_aside():  # a paced replay: other sessions' runs go on between its steps
+        while len(watch.steps) < len(run.steps):
+            time.sleep(pacer.wait(len(watch.steps)))
+            catch_up(run.steps)
     watch.finish()
     status.empty()
     return run

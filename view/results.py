@@ -30,7 +30,7 @@ from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
 from mpviz.workers import WorkerCrashed, default_pool, run_isolated
-from view import text
+from view import run_slots, text
 from view.figures.formats import bit_layout_figure
 from view.figures.shared import SharedFigure
 from view.page import log, worker_crash
@@ -66,6 +66,15 @@ def spinner(key: tuple, words: str) -> AbstractContextManager:
     return nullcontext() if key in default_cache() else st.spinner(words)
 
 
+def _memo(key: tuple, compute: Callable[[], T], **options: object) -> T:
+    """`default_cache().get_or_compute(key, compute, **options)`; a page run that will compute or wait for it gives
+    its run slot back meanwhile (view.run_slots), so that no wait holds up the class, and no computation waits for a
+    slot held by a run that waits for it."""
+    cache = default_cache()
+    with nullcontext() if key in cache else run_slots.stepped_aside():
+        return cache.get_or_compute(key, compute, **options)
+
+
 def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
     """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy.
 
@@ -81,7 +90,7 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
         slot.caption(text.section("common")["waiting_shared"])
 
     try:
-        return default_cache().get_or_compute(key, lambda: admitted(fn, heavy), on_wait=on_wait)
+        return _memo(key, lambda: admitted(fn, heavy), on_wait=on_wait)
     finally:
         if slot is not None:
             slot.empty()
@@ -96,7 +105,7 @@ def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
     """
     key = ("figure", text.language(), *key)
     figure = lambda: SharedFigure(build())  # noqa: E731
-    return default_cache().get_or_compute(key, figure, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
+    return _memo(key, figure, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
 
 
 def _arrow(rows: list[dict] | pd.DataFrame) -> pa.Table:
@@ -118,7 +127,7 @@ def shared_table(key: tuple, rows: Callable[[], list[dict] | pd.DataFrame]) -> p
     every small input the rows are made from. Shared: never mutate it.
     """
     key = ("table", text.language(), *key)
-    return default_cache().get_or_compute(key, lambda: _arrow(rows()), size_of=lambda table: table.nbytes)
+    return _memo(key, lambda: _arrow(rows()), size_of=lambda table: table.nbytes)
 
 
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
