@@ -37,7 +37,7 @@ from view.rooms import KEY, ROOMS, Room, RoomView, random_key
 from view.stepper import PLACE
 from view.url import BROWSER_KEYS, KEEP, open_requested_view, open_view
 
-POLL_S = 0.5  # a follower's view trails the presenter's by at most this, plus one round trip
+POLL_S = 0.4  # a follower's view trails the presenter's by at most this, plus one round trip
 GONE_S = 10.0  # a presenter disconnected this long is gone (a reload reconnects within a few seconds)
 AUDIENCE_S = 2.0  # how often the presenter's count of followers is refreshed (one small rerun of the banner)
 ROUTE_COOKIE = "mpviz_route"  # set by the proxy (deploy/nginx.conf.template)
