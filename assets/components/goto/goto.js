@@ -37,7 +37,44 @@ function scrollToHeading(text, tries) {
   if (found) {
     const bar = document.querySelector(".st-key-tour_bar");  // the guided lesson's sticky bar covers the top
     found.style.scrollMarginTop = `${bar ? bar.getBoundingClientRect().bottom + 12 : 0}px`;
-    found.scrollIntoView({ block: "start", behavior: "smooth" });
+    holdInView(found);
   }
   else if (tries > 0) setTimeout(() => scrollToHeading(text, tries - 1), 100);
+}
+
+// Charts and tables above the heading may still be drawing when it is found: as they grow, the heading slides down
+// and out of view (seen on the softmax lesson, whose charts drew after the scroll). So it is scrolled to again each
+// time it has moved, until it has stayed put for SETTLE_MS, for HOLD_MS at most, or until the reader scrolls.
+const TICK_MS = 100;
+const SETTLE_MS = 600;
+const HOLD_MS = 5000;
+const READER = ["wheel", "touchmove", "keydown", "mousedown"];
+
+function holdInView(heading) {
+  let reader = false;
+  const onReader = () => { reader = true; };
+  for (const e of READER) window.addEventListener(e, onReader, { capture: true, passive: true });
+  const started = performance.now();
+  let top = null;
+  let still = 0;
+  const tick = () => {
+    const now = pageTop(heading);
+    if (now !== top) {
+      top = now;
+      still = 0;
+      if (!reader) heading.scrollIntoView({ block: "start", behavior: "instant" });
+    }
+    else still += TICK_MS;
+    if (reader || still >= SETTLE_MS || !heading.isConnected || performance.now() - started > HOLD_MS) {
+      for (const e of READER) window.removeEventListener(e, onReader, { capture: true });
+    }
+    else setTimeout(tick, TICK_MS);
+  };
+  tick();
+}
+
+function pageTop(element) {  // the heading's place in the page, whatever is scrolled
+  let y = 0;
+  for (let e = element; e; e = e.offsetParent) y += e.offsetTop;
+  return y;
 }
