@@ -14,6 +14,7 @@ In CI (CI=true) a missing nginx is a failure, never a skip: .ci/run installs it.
 """
 
 import asyncio
+import http.client
 import math
 import os
 import shutil
@@ -234,9 +235,20 @@ async def _wait_healthy(base_url: str, cookie: str) -> None:
         await asyncio.sleep(0.2)
 
 
+async def _page(base_url: str, query: str, cookie: str) -> tuple[int, dict[str, list[str]]]:
+    """GET the page. A response cut off because its replica died mid-body (nginx had already sent the headers, so it
+    cannot try the other one) is fetched again once the proxy answers, as a reader reloads a half-loaded page."""
+    for _ in range(MAX_CONNECTS - 1):
+        try:
+            return await asyncio.to_thread(_get, f"{base_url}/?{query}", cookie)
+        except http.client.IncompleteRead:
+            await _wait_healthy(base_url, cookie)
+    return await asyncio.to_thread(_get, f"{base_url}/?{query}", cookie)
+
+
 async def _visit(base_url: str, query: str, cookie: str = "", on_message=None) -> Visit:
     visit = Visit(cookie=cookie)
-    status, headers = await asyncio.to_thread(_get, f"{base_url}/?{query}", cookie)
+    status, headers = await _page(base_url, query, cookie)
     assert status == 200
     visit.cookie = _route_cookie(headers) or cookie
     visit.page_tried = headers.get("x-upstream", [""])[0]
