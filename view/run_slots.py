@@ -5,7 +5,7 @@ all at once, on threads that share one GIL: when a class of 30 asks for a page t
 reaching its followers, a link opened by the whole room), all 30 runs then finish together, at the end, each slowed
 by the others. Taken in turn they finish one after another: the first students see the page after one run instead
 of after thirty, and the last no later than before. A page change reaching 30 followers (tests/
-test_classroom_browser.py, 2 cores, four runs each): p50 0.60-0.69 s → 0.38-0.42 s, p95 0.85-1.02 s → 0.66-0.74 s
+test_classroom_browser.py, 2 cores, four runs each): p50 0.60-0.69 s → 0.38-0.54 s, p95 0.85-1.02 s → 0.66-0.74 s
 (with view.follow's poll at 0.4 s instead of 0.5 s); a class of 30 opening one link (tests/test_load.py): p50
 0.20 s → 0.14-0.17 s.
 
