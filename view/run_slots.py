@@ -1,4 +1,4 @@
-"""At most SLOTS page runs at once in this process; the others wait their turn, first come first served.
+"""At most SLOTS page runs at once in this process; the others wait their turn, roughly in the order they came.
 
 Every session's run of app.py holds a slot from its first line to its last (`page_run`). Streamlit would start them
 all at once, on threads that share one GIL: when a class of 30 asks for a page together (a presenter's page change
@@ -7,7 +7,7 @@ by the others. Taken in turn they finish one after another: the first students s
 of after thirty, and the last no later than before. A page change reaching 30 followers (tests/
 test_classroom_browser.py, 2 cores, four runs each): p50 0.60-0.69 s → 0.38-0.54 s, p95 0.85-1.02 s → 0.66-0.74 s
 (with view.follow's poll at 0.4 s instead of 0.5 s); a class of 30 opening one link (tests/test_load.py): p50
-0.20 s → 0.14-0.17 s.
+0.20 s → 0.14-0.18 s.
 
 A run that is about to wait (for a result another session is computing, for the admission gate, for a worker
 process, or pacing a replay) first gives its slot back (`stepped_aside`), so a wait never holds up runs that have
