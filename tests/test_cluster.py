@@ -5,8 +5,9 @@ nginx, all on 127.0.0.1), driven the way browsers drive it.
   route cookie), then opens the websocket `/_stcore/stream` with that cookie and asks for one run, as
   tests/test_load.py does. Every websocket must land on the replica that served its page, no run may fail; p50/p95
   are printed next to the same class against one plain `streamlit run` measured in the same test.
-- One replica is then killed (SIGKILL) while it serves a batch: sessions cut off mid-run reconnect through the proxy
-  (health check, new websocket, same cookie) and finish on the live replica; new sessions land there too.
+- One replica is then killed (SIGKILL) while it serves a batch: sessions cut off before their run finished reconnect
+  through the proxy (health check, new websocket, same cookie) and finish on the live replica; new sessions land
+  there too.
 - Chromium opens every page through the proxy and sees no Content-Security-Policy violation.
 
 The cluster runs with MPVIZ_CLUSTER_DEBUG=1: nginx names the replica that served each response in `X-Upstream`.
@@ -246,7 +247,7 @@ async def _page(base_url: str, query: str, cookie: str) -> tuple[int, dict[str, 
     return await asyncio.to_thread(_get, f"{base_url}/?{query}", cookie)
 
 
-async def _visit(base_url: str, query: str, cookie: str = "", on_message=None) -> Visit:
+async def _visit(base_url: str, query: str, cookie: str = "", on_request=None) -> Visit:
     visit = Visit(cookie=cookie)
     status, headers = await _page(base_url, query, cookie)
     assert status == 200
@@ -267,12 +268,12 @@ async def _visit(base_url: str, query: str, cookie: str = "", on_message=None) -
             ) as ws:
                 visit.sockets_tried.append(ws.response.headers.get("X-Upstream", ""))
                 await ws.send(rerun_request(base_url, query))
+                if on_request is not None:
+                    on_request(visit)
                 for _ in range(MAX_MESSAGES_PER_RUN):
                     msg = ForwardMsg()
                     msg.ParseFromString(await ws.recv(decode=False))
                     visit.messages += 1
-                    if on_message is not None:
-                        on_message(visit)
                     kind = msg.WhichOneof("type")
                     if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                         element = msg.delta.new_element
@@ -291,9 +292,9 @@ async def _visit(base_url: str, query: str, cookie: str = "", on_message=None) -
     return visit
 
 
-async def _class(base_url: str, n: int, cookies: list[str] | None = None, on_message=None) -> list[Visit]:
+async def _class(base_url: str, n: int, cookies: list[str] | None = None, on_request=None) -> list[Visit]:
     cookies = cookies or [""] * n
-    visits = (_visit(base_url, LINK, cookie, on_message) for cookie in cookies)
+    visits = (_visit(base_url, LINK, cookie, on_request) for cookie in cookies)
     return list(await asyncio.wait_for(asyncio.gather(*visits), PHASE_TIMEOUT_S))
 
 
@@ -395,13 +396,15 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float, printout
     keys = _keys_per_replica(cluster, KILL_BATCH)
     killed_at: list[float] = []
 
-    def kill_on_first_message(visit: Visit) -> None:  # the victim is mid-run: its first session just got a message
+    # Killed as soon as a session has asked the victim for its run: a run there costs a few ms and runs take turns,
+    # so by the time a session read its first message, the victim could already have finished every run it had.
+    def kill_on_first_request(visit: Visit) -> None:
         if not killed_at and visit.served_by == victim.addr:
             os.kill(victim.pid, signal.SIGKILL)
             killed_at.append(time.perf_counter())
 
     batch = run_sessions(
-        _class(cluster.url, 2 * KILL_BATCH, keys[victim.addr] + keys[survivor.addr], kill_on_first_message)
+        _class(cluster.url, 2 * KILL_BATCH, keys[victim.addr] + keys[survivor.addr], kill_on_first_request)
     )
     after = run_sessions(_class(cluster.url, AFTER_KILL))
     on_victim = [v for v in batch if v.tried(victim.addr)]
@@ -410,8 +413,8 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float, printout
     lines = [
         f"  {victim.name} ({victim.addr}, pid {victim.pid}) killed with SIGKILL while {len(on_victim)} of "
         f"{len(batch)} sessions were routed to it:",
-        f"    {len(cut_off)} cut off mid-run reconnected (health check, new websocket, same cookie) and finished on "
-        f"{survivor.name}: {_summary(cut_off)}",
+        f"    {len(cut_off)} cut off before their run finished reconnected (health check, new websocket, same "
+        f"cookie) and finished on {survivor.name}: {_summary(cut_off)}",
         f"    {len(failed_over)} routed to it after its death were passed to {survivor.name} by nginx; "
         f"{len(on_victim) - len(cut_off) - len(failed_over)} finished on {victim.name} before it died; "
         f"{len(batch) - len(on_victim)} on {survivor.name} unaffected; whole batch: {_summary(batch)}",
@@ -422,8 +425,8 @@ def _class_then_kill(cluster: Cluster, single_wave: Wave, began: float, printout
     ]
     printout("\n".join(lines))
     logs = cluster.logs()
-    assert killed_at, f"no session on {victim.name} received a message: {batch}"
-    assert cut_off, "the kill reached no session mid-run"
+    assert killed_at, f"no session asked {victim.name} for a run: {batch}"
+    assert cut_off, "the kill reached no session before its run finished"
     for v in batch:
         assert v.ok, f"{v}\n{logs}"
     for v in cut_off:
