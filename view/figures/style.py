@@ -140,7 +140,7 @@ def presented_spec(spec: dict) -> dict:
     if layout["title"].get("text"):  # plotly centres the title in the top margin: room for the larger line
         _raise(layout, ("margin",), round(2.4 * size["title"]), key="t")
     _raise(layout, ("hoverlabel", "font"), size["axis"])
-    for axis in ("xaxis", "yaxis", *(k for k in layout if _AXIS.fullmatch(k) and k not in ("xaxis", "yaxis"))):
+    for axis in dict.fromkeys(["xaxis", "yaxis", *filter(_AXIS.fullmatch, layout)]):  # the two base axes always
         _raise(layout, (axis, "tickfont"), size["axis"], ink)
         _raise(layout, (axis, "title", "font"), size["axis_title"], ink)
     data = [dict(trace) for trace in spec.get("data", [])]
