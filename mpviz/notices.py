@@ -23,6 +23,10 @@ language). Everything in it is measured, so the notices change when the device o
                             does not list `op`
     listed_arrived          {op, category, policy, compute_op, dtype, other_policy, other_category}: the same, and
                             `other_policy` lists `op` in another category
+    op_converts_inside      {op, from, to, count, compute_op, back_to}: after a listed_arrived* notice, when `op`'s
+                            own kernel converted its `from` inputs to `to` (`count` `_to_copy` ops inside it, not
+                            autocast's), computed in `to` (its last computing op: `compute_op`) and converted the
+                            result back to `back_to` (SDPA's math path does, on the CPU)
     type_promotion          {op, inputs: [dtypes], output}: no cast; ordinary type promotion picked the widest
     grad_follows_forward    {forward, forward_dtype, dtype, casts}: a gradient comes out in the dtype its forward
                             tensor had; casts: the backward ops of autocast's casts it passed through
@@ -169,15 +173,40 @@ def _step_policy_op(trace: Trace, index: int) -> str | None:
     return policy_op_name(trace.events[max(inside)].within_autocast_op) if inside else None
 
 
-def _own_conversion(trace: Trace, index: int, op: str) -> dict | None:
-    """The first `_to_copy` that changed a dtype inside the dtype-argument autocast op `op` ("aten::softmax.int")
-    in the step: the op's own conversion of its input."""
+def _own_conversions(trace: Trace, index: int, op: str) -> list[int]:
+    """The `_to_copy` events that changed a dtype inside the autocast op `op` ("aten::softmax.int") in the step
+    that produced event `index`, in execution order: the op's own conversions (autocast's casts run before the op,
+    outside it)."""
+    found = []
     for i in sorted(step_region(trace, index)[0]):
         e = trace.events[i]
         inside = e.within_autocast_op is not None and policy_op_name(e.within_autocast_op) == op
         if inside and e.op == "aten._to_copy.default" and e.inputs[0].dtype != e.outputs[0].dtype:
-            return {"event": i, "from": e.inputs[0].dtype, "to": e.outputs[0].dtype}
-    return None
+            found.append(i)
+    return found
+
+
+def _converts_inside(trace: Trace, index: int, op: str) -> dict | None:
+    """The op_converts_inside notice of a listed op whose own kernel converted its inputs up, computed, and
+    converted the result back (the last own conversion leaves the dtype the first one started from); else None."""
+    own = _own_conversions(trace, index, op)
+    if len(own) < 2:
+        return None
+    first, last = trace.events[own[0]], trace.events[own[-1]]
+    start, wide, back = first.inputs[0].dtype, first.outputs[0].dtype, last.outputs[0].dtype
+    if last.inputs[0].dtype != wide or back != start:
+        return None
+    ups = [i for i in own if trace.events[i].inputs[0].dtype == start and trace.events[i].outputs[0].dtype == wide]
+    source = next(s for s in last.sources if isinstance(s, int))
+    return {
+        "kind": "op_converts_inside",
+        "op": op,
+        "from": start,
+        "to": wide,
+        "count": len(ups),
+        "compute_op": trace.events[compute_event(trace, source)].op,
+        "back_to": back,
+    }
 
 
 def _counterpart_policy(counterpart: AttentionTrace | None, name: str, here_policy: str) -> dict | None:
@@ -216,10 +245,16 @@ def _uncast_step(result: AttentionTrace, index: int, name: str, counterpart: Att
     other_category = device_policy(other_policy).category_of(listed)
     base = {"op": listed, "category": category, "policy": policy, "compute_op": compute_op, "dtype": dtype}
     if category in DTYPE_ARGUMENT_CATEGORIES:
-        own = _own_conversion(t, index, listed)
-        if own is None:
+        own = _own_conversions(t, index, listed)
+        if not own:
             return {"kind": "dtype_argument", **base}
-        return {"kind": "dtype_argument_converted", **base, "cast_from": own["from"], "cast_to": own["to"]}
+        first = t.events[own[0]]
+        return {
+            "kind": "dtype_argument_converted",
+            **base,
+            "cast_from": first.inputs[0].dtype,
+            "cast_to": first.outputs[0].dtype,
+        }
     if other_category == category:
         return {"kind": "listed_arrived_same", **base, "other_policy": other_policy}
     if other_category is None:
@@ -244,7 +279,10 @@ def story_notices(result: AttentionTrace, index: int, counterpart: AttentionTrac
         if not groups and len(set(floats)) > 1:
             out.append({"kind": "type_promotion", "op": e.op, "inputs": floats, "output": e.outputs[0].dtype})
         elif not groups and e.outputs:
-            out.append(_uncast_step(result, index, names[0], counterpart))
+            notice = _uncast_step(result, index, names[0], counterpart)
+            out.append(notice)
+            if notice["kind"].startswith("listed_arrived") and (inside := _converts_inside(t, index, notice["op"])):
+                out.append(inside)
     else:
         for name in names:
             if name.removeprefix(PARAM_GRAD_PREFIX) in t.landmarks:  # an activation's gradient: grad_q ← q

@@ -8,10 +8,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpviz import claims, formats
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig
+from mpviz.model_bundle import trace_model
 from mpviz.notices import policy_op_name, story_notices
 from mpviz.policy import device_policy
 from mpviz.stats import FormatRange
@@ -176,3 +179,142 @@ def test_ulp_gloss_excepts_the_subnormals(lang):
 def test_chinese_fixed_messages_do_not_call_every_limit_an_upper_bound():
     assert "上限" not in text.load("zh", "common")["fixed"]
     assert "上限" not in text.load("zh", "scaler")["fixed"]
+
+
+# ── round 3 ─────────────────────────────────────────────────────────────────────────────────────────────────
+class _Ops(TorchDispatchMode):
+    """The ATen ops a call runs, with their input and output dtypes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[tuple[str, list, list]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        ins = [a.dtype for a in args if isinstance(a, torch.Tensor)]
+        outs = [o.dtype for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+        self.ops.append((str(func), ins, outs))
+        return out
+
+
+def _stepper(lang: str) -> dict:
+    return text.load(lang, "stepper")["notice"]
+
+
+# ── dtype_argument_converted: the op's own conversion is no CPU-only fact ───────────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_own_conversion_notice_names_no_device(lang):
+    # measured here: softmax with dtype=float32 converts float16 and bfloat16 input with an `_to_copy` of its
+    # own before the float32 kernel. The notice shows wherever a trace finds that conversion (cuda-sim, and a
+    # real GPU whose kernel converts first, as CUDA's does for bfloat16): its words may not pin it to a CPU
+    for low in (torch.float16, torch.bfloat16):
+        with _Ops() as seen:
+            torch.softmax(torch.zeros(4, dtype=low), -1, dtype=torch.float32)
+        assert ("aten._to_copy.default", [low], [torch.float32]) in seen.ops
+    result = trace_attention(SMALL, "cuda-sim", "bf16")
+    kinds = {n["kind"] for n in story_notices(result, result.trace.landmarks["probs"])}
+    assert "dtype_argument_converted" in kinds
+    template = _stepper(lang)["dtype_argument_converted"]
+    assert "CPU" not in template
+
+
+# ── softmax_on_cuda: softmax sums in float32 anyway; a float32 output keeps the probabilities ────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_softmax_on_cuda_stop_does_not_credit_float32_output_with_the_sum(lang):
+    n = 4097  # past 2048: a float16 running sum of ones-after-exp stalls at 2048 (2049 is no float16)
+    probs = torch.softmax(torch.zeros(n, dtype=torch.float16), -1)
+    stalled = np.float16(0)
+    for _ in range(n):
+        stalled = np.float16(stalled + np.float16(1))
+    assert float(stalled) == 2048.0
+    assert probs[0].item() == float(np.float16(1 / n)) != float(np.float16(1 / float(stalled)))
+    template = _words(lang, "softmax_on_cuda")["notice"]
+    assert ("row's sum" if lang == "en" else "这一行的和") not in template
+    assert "{formats[fp32].mantissa_bits}" in template and "{formats[fp16].smallest_subnormal:.3g}" in template
+
+
+# ── SDPA on the CPU: the op converts to float32 inside, computes there, converts back ────────────────────────
+@pytest.mark.parametrize("device", ["cpu", "cuda-sim"])
+def test_sdpa_step_says_where_its_math_ran(device):
+    result = trace_attention(AttentionConfig(seq_len=8, d_model=16, n_heads=2, attention="sdpa"), device, "bf16")
+    t = result.trace
+    index = t.landmarks["context"]
+    notices = {n["kind"]: n for n in story_notices(result, index)}
+    listed = next(n for k, n in notices.items() if k.startswith("listed_arrived"))
+    sdpa = listed["op"]
+    inside = [e for e in t.events if e.within_autocast_op and policy_op_name(e.within_autocast_op) == sdpa]
+    bmm_dtypes = {e.outputs[0].dtype for e in inside if e.op == "aten.bmm.default"}
+    assert listed["dtype"] == "bfloat16" and bmm_dtypes == {"float32"}  # measured: the math ran in float32
+    converts = notices["op_converts_inside"]
+    assert (converts["from"], converts["to"], converts["back_to"]) == ("bfloat16", "float32", "bfloat16")
+    assert converts["count"] == 3 and converts["compute_op"] == "aten.bmm.default"
+    for lang in LANGS:  # no listed_arrived sentence says its compute op *ran in* the arriving dtype
+        for kind in ("listed_arrived_same", "listed_arrived_here_only", "listed_arrived"):
+            assert "ran in {dtype}" not in _stepper(lang)[kind] and "以 {dtype} 运行" not in _stepper(lang)[kind]
+        assert "{to}" in _stepper(lang)["op_converts_inside"]
+
+
+# ── promote: one dtype, float32 or the autocast dtype; float64 ignored; another low dtype raises ─────────────
+PROMOTE_TEXTS = (("glossary", ("promote", "text")), ("policy", ("category_help", "promote")))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_promote_is_described_as_autocast_does_it(lang):
+    assert device_policy("cpu").category_of("aten::cat") == "promote"
+    for low, other in ((torch.bfloat16, torch.float16), (torch.float16, torch.bfloat16)):
+        with torch.autocast("cpu", dtype=low):
+            assert torch.cat([torch.ones(1, dtype=low), torch.ones(1)]).dtype == torch.float32
+            assert torch.cat([torch.ones(1, dtype=low), torch.ones(1, dtype=torch.float64)]).dtype == torch.float64
+            with pytest.raises(RuntimeError, match="prioritize"):  # not "the widest": it refuses
+                torch.cat([torch.ones(1, dtype=other), torch.ones(1, dtype=other)])
+    for table, path in PROMOTE_TEXTS:
+        words = text.load(lang, table)
+        for key in path:
+            words = words[key]
+        assert "widest" not in words and "最宽" not in words, (table, words)
+        assert "float64" in words
+    assert "float16" in text.load(lang, "glossary")["promote"]["text"]  # the case that raises
+    for template in (_words(lang, "policy")["notice"], text.load(lang, "policy")["intro"]):
+        assert "widest" not in template and "最宽" not in template
+
+
+# ── autocast / cast: not every listed op gets a cast ───────────────────────────────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_autocast_and_cast_glosses_except_the_dtype_argument_ops(lang):
+    result = trace_attention(SMALL, "cuda-sim", "fp16")
+    softmax = "aten::softmax.int"
+    assert device_policy("cuda").category_of(softmax) == "fp32_set_opt_dtype"  # listed …
+    cast_for = {policy_op_name(e.autocast_op) for e in result.trace.events if e.autocast_cast and e.autocast_op}
+    assert softmax not in cast_for  # … yet autocast cast nothing for it
+    gloss = text.load(lang, "glossary")
+    for term in ("autocast", "cast"):
+        words = gloss[term]["text"]
+        assert "`dtype`" in words, term
+        assert "inserts the casts to get there" not in words and "自动插入所需的类型转换" not in words
+
+
+# ── ulp: the step first doubles above twice the smallest normal ─────────────────────────────────────────────
+@pytest.mark.parametrize("lang", LANGS)
+def test_ulp_gloss_says_where_the_step_first_doubles(lang):
+    for fmt in ("fp16", "bf16"):
+        fi = ml_dtypes.finfo(np.float16 if fmt == "fp16" else ml_dtypes.bfloat16)
+        tiny, sub = float(fi.smallest_normal), float(fi.smallest_subnormal)
+        assert formats.encode(tiny, fmt).ulp == sub  # at the smallest normal itself the step has not doubled
+        assert formats.encode(2 * tiny, fmt).ulp == 2 * sub  # the first doubling: twice the smallest normal
+    gloss = text.load(lang, "glossary")["ulp"]["text"]
+    assert ("above the smallest normal" if lang == "en" else "最小正规数以上") in gloss
+    assert ("twice the smallest normal" if lang == "en" else "最小正规数的两倍") in gloss
+
+
+# ── labels on your own model: a tensor is named for what made it ────────────────────────────────────────────
+def test_a_module_that_passes_its_input_through_names_nothing():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True).eval()
+    x = torch.randn(2, 4, 16)
+    assert layer.dropout(x) is x  # measured: Dropout in eval mode hands back its input, it makes nothing
+    t, _, _ = trace_model(layer, (x,), device="cpu", dtype="bf16", reference=False)
+    for name, index in t.landmarks.items():
+        e = t.events[index]
+        if e.phase == "forward":  # made inside the module it is named for
+            assert e.module == name or e.module.startswith(name + "."), (name, e.op, e.module)
+    assert not {"dropout", "dropout1", "dropout2"} & set(t.landmarks)
