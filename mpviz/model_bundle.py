@@ -95,12 +95,14 @@ def default_loss(out: Any) -> torch.Tensor:
 
 @contextlib.contextmanager
 def _marking_modules(model: nn.Module):
-    """Mark each module's output (every module but the root) as a landmark named by its path."""
+    """Mark each module's output (every module but the root) as a landmark named by its path. A module that hands
+    back one of its own inputs unchanged (Dropout in eval mode, Identity) made nothing: that tensor keeps the name
+    of the op or module that made it, never the name of the module it passed through next."""
 
     def hook(path: str):
         def mark(module: nn.Module, args: Any, out: Any) -> None:
             t = first_tensor(out, floating=True)
-            if t is not None:
+            if t is not None and not any(t is a for a in args):
                 landmarks.mark(t, path)
 
         return mark
