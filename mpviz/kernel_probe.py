@@ -13,6 +13,9 @@ environment before the first oneDNN kernel runs keeps it on older, working instr
   and ISA setting; the outcome is stored in the policy probe's cache directory (`mpviz.policy.cache_dir`).
 - If the child dies by a signal, it sets `ONEDNN_MAX_CPU_ISA=ISA_CAP` in this process's environment (inherited by
   worker and probe processes) and probes again under the cap to confirm.
+- Each kernel's result is hashed (its bits, from fixed inputs that include products too small for a normal
+  float32), so the two runs can be compared on the kernels both finished: a cap can change results (older
+  instructions round and flush tiny values differently), and what is said about it is what was measured here.
 - A `ONEDNN_MAX_CPU_ISA` the user set always wins: it is never changed; the probe then runs under it.
 
 The outcome is a `KernelProbe`, which the attention page and `python -m mpviz bench` report. The module imports
@@ -31,13 +34,14 @@ import subprocess
 import sys
 import threading
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 
 ISA_ENV = "ONEDNN_MAX_CPU_ISA"
 ISA_CAP = "AVX512_CORE_FP16"  # below AMX: the newest ISA whose bf16/fp16 kernels need no AMX tiles
 CAPPED_BY_MPVIZ = "MPVIZ_ONEDNN_CAPPED"  # set beside the cap, so a child that inherits both knows it is ours
 FAULT_ENV = "MPVIZ_KERNEL_PROBE_FAULT"  # tests only: a signal name the uncapped child raises against itself
-PROBE_VERSION = 1  # bump when the kernels probed or the stored fields change: invalidates the disk cache
+PROBE_VERSION = 2  # bump when the kernels probed or the stored fields change: invalidates the disk cache
 TIMEOUT_S = 120
 KERNELS = ("matmul", "softmax", "layer_norm")
 DTYPES = ("bfloat16", "float16")
@@ -51,6 +55,8 @@ class KernelProbe:
     run at all: `error` says why). crashed_signal: the signal that killed the probe before any cap (None if it
     did not crash); crashed_kernel: the kernel it was running then ("matmul bfloat16"). isa_cap_applied: the
     cap mpviz set (None if none). user_isa: the user's own ONEDNN_MAX_CPU_ISA (then mpviz sets nothing).
+    compared: with a cap applied, the kernels ("softmax float16") that both the default run, before its crash,
+    and the capped run finished; differed: those of them whose result bits differ between the two runs.
     """
 
     ok: bool
@@ -59,6 +65,8 @@ class KernelProbe:
     isa_cap_applied: str | None = None
     user_isa: str | None = None
     error: str | None = None
+    compared: tuple[str, ...] = ()
+    differed: tuple[str, ...] = ()
 
     @property
     def signal_name(self) -> str | None:
@@ -73,28 +81,37 @@ class KernelProbe:
 
 # ── the child ───────────────────────────────────────────────────────────────────────────────────────────────
 def _run_kernels_here() -> None:
-    """Run each kernel once, printing its name first, so that the parent knows which one a crash hit."""
+    """Run each kernel once, printing its name first, so that the parent knows which one a crash hit, and then
+    `= <hash of the result's bits>`, so that runs under different ISA settings can be compared."""
     import torch  # here, not at the top: the parent may need the cap in its environment before this
 
     fault = os.environ.get(FAULT_ENV)
+    torch.manual_seed(0)
+    base = torch.randn(64, 64)
     for dtype_name in DTYPES:
         dtype = getattr(torch, dtype_name)
-        a = torch.randn(64, 64).to(dtype)
+        a = base.to(dtype)
+        # bfloat16: 256 products 2**-65 * 2**-65 = 2**-130, below float32's smallest normal: a kernel that flushes
+        # them sums to 0, one that keeps them to 2**-122. float16: 256 * (2**-14)**2 = 2**-20, a float16 subnormal
+        tiny = torch.full((1, 256), 2.0**-65 if dtype == torch.bfloat16 else 2.0**-14).to(dtype)
         for kernel in KERNELS:
             print(f"{kernel} {dtype_name}", flush=True)
             if fault and not os.environ.get(ISA_ENV):  # the simulated fault, which the cap (any cap) avoids
                 os.kill(os.getpid(), getattr(signal, fault))
             if kernel == "matmul":
-                a @ a
+                results = [a @ a, tiny @ tiny.T]
             elif kernel == "softmax":
-                torch.softmax(a, dim=-1)
+                results = [torch.softmax(a, dim=-1)]
             else:
-                torch.nn.functional.layer_norm(a, (64,))
+                results = [torch.nn.functional.layer_norm(a, (64,))]
+            bits = "".join(str(r.contiguous().view(torch.int16).flatten().tolist()) for r in results)
+            print("= " + hashlib.sha256(bits.encode()).hexdigest()[:16], flush=True)
     print("ok", flush=True)
 
 
 def _probe_child(isa: str | None) -> dict:
-    """One child run with ONEDNN_MAX_CPU_ISA=isa (unset for None): {ok, signal, kernel, error}."""
+    """One child run with ONEDNN_MAX_CPU_ISA=isa (unset for None): {ok, signal, kernel, error, results}, results
+    the hash of the result bits of each kernel it finished ({"matmul bfloat16": "…"})."""
     env = {k: v for k, v in os.environ.items() if k not in (ISA_ENV, CAPPED_BY_MPVIZ)}
     if isa:
         env[ISA_ENV] = isa
@@ -103,15 +120,26 @@ def _probe_child(isa: str | None) -> dict:
     try:
         proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return {"ok": False, "signal": None, "kernel": None, "error": f"no answer within {TIMEOUT_S} s"}
-    ran = proc.stdout.strip().splitlines()
+        return {"ok": False, "signal": None, "kernel": None, "error": f"no answer within {TIMEOUT_S} s", "results": {}}
+    lines = proc.stdout.strip().splitlines()
+    ran = [line for line in lines if not line.startswith("= ")]
+    results = {name: line[2:] for name, line in pairwise(lines) if line.startswith("= ")}
     kernel = ran[-1] if ran and ran[-1] != "ok" else None
     if proc.returncode == 0 and ran[-1:] == ["ok"]:
-        return {"ok": True, "signal": None, "kernel": None, "error": None}
+        return {"ok": True, "signal": None, "kernel": None, "error": None, "results": results}
     if proc.returncode < 0:  # died by a signal: the fault this module exists for
-        return {"ok": False, "signal": -proc.returncode, "kernel": kernel, "error": None}
+        return {"ok": False, "signal": -proc.returncode, "kernel": kernel, "error": None, "results": results}
     tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-    return {"ok": False, "signal": None, "kernel": kernel, "error": tail[0][:300]}
+    return {"ok": False, "signal": None, "kernel": kernel, "error": tail[0][:300], "results": results}
+
+
+def compare_results(first: dict, capped: dict | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kernels both child runs finished, those of them whose result bits differ), in the order they ran."""
+    if capped is None:
+        return (), ()
+    a, b = first.get("results", {}), capped.get("results", {})
+    both = tuple(k for k in a if k in b)
+    return both, tuple(k for k in both if a[k] != b[k])
 
 
 # ── cached outcome ──────────────────────────────────────────────────────────────────────────────────────────
@@ -187,7 +215,8 @@ def _decide() -> KernelProbe:
     os.environ[ISA_ENV] = os.environ[CAPPED_BY_MPVIZ] = ISA_CAP
     ok = bool(capped and capped["ok"])
     error = None if ok else (capped or {}).get("error") or "the capped probe crashed too"
-    return KernelProbe(ok, first["signal"], first["kernel"], ISA_CAP, None, error)
+    compared, differed = compare_results(first, capped)
+    return KernelProbe(ok, first["signal"], first["kernel"], ISA_CAP, None, error, compared, differed)
 
 
 def probe_dict(probe: KernelProbe) -> dict:

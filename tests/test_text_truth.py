@@ -3,6 +3,7 @@ and ml_dtypes do here. Where a sentence quotes a number, the test reads the numb
 checks it against the measurement; where it states a rule, the test measures the rule."""
 
 import math
+import signal
 
 import ml_dtypes
 import numpy as np
@@ -12,6 +13,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpviz import claims, formats
+from mpviz import kernel_probe as kp
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig
 from mpviz.model_bundle import trace_model
@@ -318,3 +320,54 @@ def test_a_module_that_passes_its_input_through_names_nothing():
         if e.phase == "forward":  # made inside the module it is named for
             assert e.module == name or e.module.startswith(name + "."), (name, e.op, e.module)
     assert not {"dropout", "dropout1", "dropout2"} & set(t.landmarks)
+
+
+# ── kernels_capped: what the cap did to the numbers is what the probe measured ──────────────────────────────
+def _capped_notice(monkeypatch, first: dict, capped: dict, lang: str = "en") -> tuple[kp.KernelProbe, str]:
+    """The probe's outcome for these two child runs (default, then under the cap) and the notice the pages show."""
+    import view.results
+
+    for name in (kp.ISA_ENV, kp.CAPPED_BY_MPVIZ, kp.FAULT_ENV):  # set first, so that the cap it sets is undone
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(kp, "_probed", lambda isa: {"first": first, "capped": capped})  # what was stored
+    probe = kp._decide()
+    shown: list[str] = []
+    monkeypatch.setattr(view.results, "ensure_safe_kernels", lambda: probe)
+    monkeypatch.setattr(view.results.text, "section", lambda name: text.load(lang, name))
+    monkeypatch.setattr(view.results.st, "info", lambda body, **kw: shown.append(body))
+    view.results.kernel_notice()
+    return probe, " ".join(shown)
+
+
+def test_kernel_probe_fingerprints_each_kernel_and_sits_on_the_flush_boundary():
+    # the probe's bfloat16 products are below float32's smallest normal (a kernel may flush them), their sum is not
+    tiny32 = torch.finfo(torch.float32).tiny
+    assert 2.0**-130 < tiny32 < 256 * 2.0**-130 == 2.0**-122
+    assert torch.tensor(2.0**-122, dtype=torch.bfloat16).item() == 2.0**-122
+    dot = (torch.full((1, 256), 2.0**-65, dtype=torch.bfloat16) @ torch.full((256, 1), 2.0**-65).bfloat16()).item()
+    assert dot in (0.0, 2.0**-122)  # which one is the kernel's choice: the reason results are compared
+    run = kp._probe_child(None)  # a real child: every kernel finished and left a hash of its result bits
+    assert run["ok"] and set(run["results"]) == {f"{k} {d}" for d in kp.DTYPES for k in kp.KERNELS}
+    assert kp.compare_results(run, run) == (tuple(run["results"]), ())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_kernels_capped_never_says_the_numbers_are_the_same_unmeasured(monkeypatch, lang):
+    crash = {"ok": False, "signal": int(signal.SIGILL), "kernel": "matmul bfloat16", "error": None}
+    fine = {"ok": True, "signal": None, "kernel": None, "error": None}
+    hashes = {"matmul bfloat16": "a", "softmax bfloat16": "b"}
+    # crashed in its first kernel: nothing compared, and the notice says so instead of "the numbers are the same"
+    probe, shown = _capped_notice(monkeypatch, {**crash, "results": {}}, {**fine, "results": hashes}, lang)
+    assert probe.compared == () and shown
+    assert "The numbers are the same" not in shown and "数值不变" not in shown
+    assert shown.startswith(text.load(lang, "common")["kernels_capped"].split("{")[0])
+    # the default finished matmul before crashing in softmax: compared, the same bits
+    first = {**crash, "kernel": "softmax bfloat16", "results": {"matmul bfloat16": "a"}}
+    probe, shown = _capped_notice(monkeypatch, first, {**fine, "results": hashes}, lang)
+    assert probe.compared == ("matmul bfloat16",) and probe.differed == ()
+    assert shown.startswith(text.load(lang, "common")["kernels_capped_same"].split("{")[0]) and "matmul" in shown
+    # … other bits under the cap: the notice says the numbers changed, and where
+    probe, shown = _capped_notice(monkeypatch, first, {**fine, "results": {**hashes, "matmul bfloat16": "z"}}, lang)
+    assert probe.differed == ("matmul bfloat16",)
+    assert shown.startswith(text.load(lang, "common")["kernels_capped_differ"].split("{")[0]) and "matmul" in shown

@@ -197,8 +197,12 @@ def kernel_notice() -> None:
     fields = dict(kernel=probe.crashed_kernel or "?", signal=probe.signal_name, cap=probe.isa_cap_applied)
     if probe.user_isa is not None:
         st.warning(words["kernels_user_failed"].format(isa=probe.user_isa, **fields), icon="⚠️")
-    elif probe.ok:
-        st.info(words["kernels_capped"].format(**fields), icon="ℹ️")
+    elif probe.ok:  # what the cap did to the results is what the probe measured (mpviz.kernel_probe)
+        key = (
+            "kernels_capped_differ" if probe.differed else "kernels_capped_same" if probe.compared else "kernels_capped"
+        )
+        compared = dict(compared=", ".join(probe.compared), differed=", ".join(probe.differed))
+        st.info(words[key].format(**fields, **compared), icon="ℹ️")
     else:
         st.warning(words["kernels_failed"].format(**fields), icon="⚠️")
 
