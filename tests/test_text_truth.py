@@ -278,6 +278,7 @@ def test_promote_is_described_as_autocast_does_it(lang):
     assert "float16" in text.load(lang, "glossary")["promote"]["text"]  # the case that raises
     for template in (_words(lang, "policy")["notice"], text.load(lang, "policy")["intro"]):
         assert "widest" not in template and "最宽" not in template
+    assert "float64" in _words(lang, "policy")["notice"]
 
 
 # ── autocast / cast: not every listed op gets a cast ───────────────────────────────────────────────────────
