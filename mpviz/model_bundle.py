@@ -100,14 +100,14 @@ def _marking_modules(model: nn.Module):
     of the op or module that made it, never the name of the module it passed through next."""
 
     def hook(path: str):
-        def mark(module: nn.Module, args: Any, out: Any) -> None:
+        def mark(module: nn.Module, args: Any, kwargs: Mapping[str, Any], out: Any) -> None:
             t = first_tensor(out, floating=True)
-            if t is not None and not any(t is a for a in args):
+            if t is not None and not any(t is a for a in (*args, *kwargs.values())):
                 landmarks.mark(t, path)
 
         return mark
 
-    handles = [m.register_forward_hook(hook(path)) for path, m in model.named_modules() if path]
+    handles = [m.register_forward_hook(hook(path), with_kwargs=True) for path, m in model.named_modules() if path]
     try:
         yield
     finally:

@@ -323,6 +323,29 @@ def test_a_module_that_passes_its_input_through_names_nothing():
     assert not {"dropout", "dropout1", "dropout2"} & set(t.landmarks)
 
 
+class _Gate(nn.Module):
+    def forward(self, x, *, skip=None):
+        return x if skip is None else skip  # hands back what it was given by keyword
+
+
+class _KeywordPass(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj, self.gate = nn.Linear(8, 8), _Gate()
+
+    def forward(self, x):
+        h = torch.relu(self.proj(x))
+        return self.gate(x, skip=h)
+
+
+def test_a_module_that_passes_a_keyword_input_through_names_nothing():
+    model, x = _KeywordPass(), torch.randn(2, 8)
+    t, _, _ = trace_model(model, (x,), device="cpu", dtype="bf16", reference=False)
+    assert "gate" not in t.landmarks and "proj" in t.landmarks
+    relu = next(e for e in t.events if e.op == "aten.relu.default")
+    assert relu.landmark is None  # the relu made it; its op names it
+
+
 # ── kernels_capped: what the cap did to the numbers is what the probe measured ──────────────────────────────
 def _capped_notice(monkeypatch, first: dict, capped: dict, lang: str = "en") -> tuple[kp.KernelProbe, str]:
     """The probe's outcome for these two child runs (default, then under the cap) and the notice the pages show."""
