@@ -130,7 +130,7 @@ def check_cuda_amp_default_fp16() -> Checked:
     )
     parts = [
         Part("default_fp16", ev.cuda_amp_autocast == "float16"),
-        Part("forward_makes_fp16", "float16" in ev.forward.values() and bool(ev.low_landmarks)),
+        Part("forward_makes_fp16", ev.cuda_amp_autocast == "float16" and bool(ev.low_landmarks)),
         Part("whole_forward_fp16", bool(ev.forward) and not ev.other_landmarks),
     ]
     return judged(31, parts, ev, {"fast_dtype": ev.cuda_amp_autocast, "float32_in_forward": ev.other_landmarks})
