@@ -183,6 +183,7 @@ def test_cpu_autocast_runs_linear_in_bf16_and_fp16():
 def test_add_sub_mul_relu_gelu_are_on_no_list_and_cat_stack_only_on_cpus():
     r = checked(14)
     assert r.device_verdicts == {"cpu": "partly_holds", "cuda": "does_not_hold"}
+    assert r.about == "cuda" and r.verdict == "does_not_hold"  # the seed's script enables autocast on CUDA only
     cpu, cuda = r.evidence.on("cpu"), r.evidence.on("cuda")
     assert {op for op, cat in cpu.categories.items() if cat} == {"aten::cat", "aten::stack"}
     assert cpu.categories["aten::cat"] == cpu.categories["aten::stack"] == "promote"
@@ -438,6 +439,7 @@ def test_the_seeds_op_lists_hold_under_cudas_policy_but_not_on_cpu():
     assert cuda_gru.category == "lower_precision_fp"
     assert (cuda_gru.error is None) == (("returns", "gru_cell") in parts(r, "cuda"))
     assert r.device_verdicts["cpu"] == "partly_holds"
+    assert r.about == "cuda" and r.verdict == r.device_verdicts["cuda"]  # the seed's script: autocast on CUDA only
 
 
 def test_activations_stay_bf16_except_softplus_under_cudas_policy():

@@ -183,7 +183,8 @@ LISTING_CATEGORIES = ("promote", "fp32")  # the lists that claim could mean
 def check_promote_list() -> Checked:
     """Claim: add, sub, mul, cat, stack, relu and gelu sit on autocast's promote list (widest input wins).
     One part per op and device: the op is in that device's promote or fp32 category. The probes show what
-    really decides their dtype: ordinary type promotion, the same with autocast off."""
+    really decides their dtype: ordinary type promotion, the same with autocast off. The seed's script enables
+    autocast only on CUDA: CUDA decides, CPU is measured beside it."""
     return _policy_claim(
         14,
         (
@@ -196,6 +197,7 @@ def check_promote_list() -> Checked:
         PROMOTE_LIST_OPS,
         ("out",),  # x (float32) + attention (bf16): the block's residual add
         lambda r: [Part("listed", r.categories[op] in LISTING_CATEGORIES, subject=op) for op in PROMOTE_LIST_OPS],
+        about="cuda",
     )
 
 

@@ -91,6 +91,7 @@ def promote_view(c: claims.Checked, words: dict) -> None:
     cpu, cuda = ev.on("cpu"), ev.on("cuda")
     fields = dict(
         cpu_listed=ops_list(tuple(op for op, cat in cpu.categories.items() if cat == "promote")),
+        cuda_listed=ops_list(tuple(op for op, cat in cuda.categories.items() if cat == "promote")),
         add_out=cpu.probe("add").output_dtype,
         add_plain=cpu.probe("add").output_dtype_without_autocast,
         gelu_out=cpu.probe("gelu").output_dtype,
