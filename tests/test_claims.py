@@ -15,7 +15,7 @@ import torch
 
 from mpviz import claims
 from mpviz.__main__ import main
-from mpviz.claims import grad_scaler
+from mpviz.claims import grad_scaler, gradients
 from mpviz.formats import rounding_bin
 from mpviz.model import ConfigError, build
 from mpviz.policy import device_policy
@@ -38,7 +38,7 @@ def parts(r: claims.Checked, device: str | None = None) -> dict[tuple[str, str |
 # ── the registry ────────────────────────────────────────────────────────────────────────────────────────────
 def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     ids = [c.id for c in claims.CLAIMS]
-    assert ids == list(range(1, 49))
+    assert ids == list(range(1, 50))
     assert len({c.key for c in claims.CLAIMS}) == len(ids)
     for c in claims.CLAIMS:
         assert c.seeds and all(re.fullmatch(r"\d{3}_[0-9a-f]{16}\.txt", s) for s in c.seeds), c.key
@@ -47,7 +47,7 @@ def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     assert {t: sum(c.topic == t for c in claims.CLAIMS) for t in claims.TOPICS} == {
         "autocast": 19,
         "formats": 13,
-        "training": 10,
+        "training": 11,
         "code": 6,
     }
 
@@ -71,17 +71,17 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
 
 def test_select_filters_by_verdict_and_topic_and_groups_by_topic():
     results = {
-        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 49) if i not in SLOW
+        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 50) if i not in SLOW
     }
     everything = claims.select(results)
     assert [c.topic for c in everything.shown] == sorted((c.topic for c in claims.CLAIMS), key=claims.TOPICS.index)
-    assert len(everything.shown) == 48 and everything.unplaced == ()
+    assert len(everything.shown) == 49 and everything.unplaced == ()
     held = claims.select(results, verdict="holds")
     assert {c.id for c in held.shown} == {i for i in results if i % 2} and {c.id for c in held.unplaced} == SLOW
     formats = claims.select(results, verdict="does_not_hold", topic="formats")
     assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32, 40, 42] and formats.unplaced == ()
     training = claims.select(results, topic="training")
-    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36, 48]
+    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36, 48, 49]
     for bad in ({"verdict": "maybe"}, {"topic": "<b>x</b>"}):
         with pytest.raises(ConfigError) as e:
             claims.select(results, **bad)
@@ -635,6 +635,16 @@ def test_the_scale_grows_by_count_of_clean_steps_whatever_the_gradients_size():
     factor = torch.amp.GradScaler("cpu").get_growth_factor()
     assert large[-1] == large[0] * factor ** (len(large) // ev.growth_interval)
     assert ev.overflow.scales[-1] < ev.overflow.scales[0] and ev.default_growth_interval == 2000
+
+
+def test_backward_inside_autocast_gives_the_same_gradients_bit_for_bit():
+    r = checked(49)
+    assert r.about == "cuda" and r.verdict == "holds" and r.device_verdicts == {"cpu": "holds", "cuda": "holds"}
+    n_params = sum(1 for _ in build(gradients.BACKWARD_BLOCK)[0].parameters())
+    for run in r.evidence.devices:
+        assert run.error is None and run.differing == 0 and run.parameters == n_params
+        assert run.grad_dtypes == (str(torch.get_default_dtype()).removeprefix("torch."),)  # the parameters' dtype
+    assert r.evidence.on("cuda").trace_device == claims.trace_device("cuda")
 
 
 # ── speed (slow) ────────────────────────────────────────────────────────────────────────────────────────────

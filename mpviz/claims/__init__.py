@@ -39,7 +39,7 @@ from mpviz.claims.grad_scaler import (
     ScaleTrack,
     scaler_step,
 )
-from mpviz.claims.gradients import DeviceGradients, GradientsEvidence
+from mpviz.claims.gradients import BackwardPlacement, BackwardPlacementEvidence, DeviceGradients, GradientsEvidence
 from mpviz.claims.memory import MemoryEvidence
 from mpviz.claims.op_dtypes import OpDtypeEvidence, OpRow
 from mpviz.claims.registry import ALL, CLAIMS, SOURCES, TOPICS, Claim, Selection, check, claim, select
@@ -84,6 +84,8 @@ __all__ = [
     "AccumulationEvidence",
     "ApiCall",
     "ApiEvidence",
+    "BackwardPlacement",
+    "BackwardPlacementEvidence",
     "Bf16ScalingEvidence",
     "BinEnds",
     "CastBackEvidence",

@@ -477,6 +477,17 @@ CLAIMS: tuple[Claim, ...] = (
         topic="training",
         section=S_SFT_SCALER,
     ),
+    Claim(
+        49,
+        "backward_inside_autocast",
+        (SEED_MID_TRAIN,),
+        gradients.check_backward_inside_autocast_changes_nothing,
+        topic="training",
+        section=(
+            "问题 4 › 2. 反向传播会自动沿用前向传播的精度",
+            "Question 4 › 2. Backward follows the forward's precision",
+        ),
+    ),
 )
 
 

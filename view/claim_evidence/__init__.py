@@ -24,7 +24,7 @@ from view.claim_evidence.grad_scaler import (
     scale_size_view,
     scaler_view,
 )
-from view.claim_evidence.gradients import gradients_view
+from view.claim_evidence.gradients import backward_view, gradients_view
 from view.claim_evidence.memory import memory_view
 from view.claim_evidence.op_dtypes import op_view
 from view.claim_evidence.softmax_range import output_range_view, subtracts_max_view, underflow_view
@@ -92,4 +92,5 @@ VIEWS = {
     "exp_fp32": op_view,
     "lstm_low_precision": op_view,
     "scale_follows_gradients": scale_size_view,
+    "backward_inside_autocast": backward_view,
 }

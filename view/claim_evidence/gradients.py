@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mpviz import claims
+from mpviz.claims.gradients import BACKWARD_BLOCK
 from view.claim_evidence.words import code_list, lesson_words, say, table
 from view.page import expert
 
@@ -39,3 +40,21 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
     ]
     with st.expander(t["details"]):
         table(grads)
+
+
+def backward_view(c: claims.Checked, words: dict) -> None:
+    """Claim 49: backward inside the autocast region against backward after it, per device."""
+    t = lesson_words()
+    ev: claims.BackwardPlacementEvidence = c.evidence
+    fields = dict(seq=BACKWARD_BLOCK.seq_len, dim=BACKWARD_BLOCK.d_model)
+    for r in ev.devices:
+        fields |= {
+            f"{r.device}_differing": r.differing,
+            f"{r.device}_parameters": r.parameters,
+            f"{r.device}_dtypes": t["and_joiner"].join(r.grad_dtypes) or t["refused"],
+            f"{r.device}_where": t["device_labels"][r.trace_device],
+        }
+    say(c, words, fields)
+    for r in ev.devices:
+        if r.error:
+            st.caption(t["probe_error"].format(error=r.error))
