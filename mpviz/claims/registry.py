@@ -38,7 +38,9 @@ class Claim:
     check: Callable[[], Checked] = field(repr=False, compare=False)
     topic: str = "autocast"  # one of TOPICS
     on_demand: bool = False  # slow (trains or times): views run it only when asked
-    section: tuple[str, str] = ("", "")  # where in seeds[0] it is made: (heading as in the source, English gloss)
+    # Where in seeds[0] it is made: (heading as in the source, English gloss). ("", ""): the views' words carry it
+    # (`section` in each claim's locale entry), as every claim added since these headings were kept here does.
+    section: tuple[str, str] = ("", "")
 
 
 SEED_AUTOCAST = "000_807445a89ff10fc0.txt"  # autocast and self-attention precision
@@ -73,18 +75,6 @@ S_SFT_SCALER = ("六、GradScaler 梯度缩放器 › 6.3 动态缩放策略", "
 S_BF16_MECHANISM = (
     "2. 具体说说Autocast是如何实现的？ › 实现机制",
     "2. How autocast is implemented › Mechanism",
-)
-S_BF16_WHY = (
-    "1. 为什么LLM要用BF16混合精度训练？相比FP16有哪些优势？",
-    "1. Why LLMs train in BF16 mixed precision, and its advantages over FP16",
-)
-S_BF16_FP16_DRAWBACKS = (
-    "1. 为什么LLM要用BF16混合精度训练？相比FP16有哪些优势？ › FP16 的劣势（对于LLM训练）",
-    "1. Why BF16 for LLM training › FP16's drawbacks for LLM training",
-)
-S_SOFTMAX_OVERFLOW = (
-    "2. 溢出风险：数值计算的“天花板”与“地板”",
-    "2. Overflow risk: the ceiling and floor of number formats",
 )
 S_MID_LISTS = (
     "问题 6：自动混合精度的准则是什么？",
@@ -393,100 +383,24 @@ CLAIMS: tuple[Claim, ...] = (
         (SEED_BF16_VS_FP16,),
         values.check_fp16_below_smallest_becomes_zero,
         topic="formats",
-        section=S_BF16_FP16_DRAWBACKS,
     ),
-    Claim(38, "softmax_round_trip", (SEED_SFT,), autocast_policy.check_softmax_round_trip, section=S_SFT_EXAMPLE),
-    Claim(
-        39,
-        "results_cast_back",
-        (SEED_SOFTMAX,),
-        autocast_policy.check_results_cast_back,
-        section=(
-            "训练阶段 (Training Phase) › 2\\. 混合精度训练 (Mixed-Precision Training)",
-            "Training phase › 2. Mixed-precision training",
-        ),
-    ),
-    Claim(
-        40,
-        "low_range_far_smaller",
-        (SEED_SOFTMAX,),
-        values.check_low_range_far_smaller,
-        topic="formats",
-        section=(
-            "启示三：强调了`GradScaler`与`autocast`的“黄金搭档”关系",
-            "Insight 3: GradScaler and autocast as partners",
-        ),
-    ),
-    Claim(
-        41,
-        "levels_per_binade",
-        (SEED_BF16_VS_FP16,),
-        values.check_levels_per_binade,
-        topic="formats",
-        section=S_BF16_WHY,
-    ),
-    Claim(
-        42,
-        "all_underflow_nan",
-        (SEED_SOFTMAX,),
-        softmax_range.check_all_underflow_gives_nan,
-        topic="formats",
-        section=S_SOFTMAX_OVERFLOW,
-    ),
-    Claim(
-        43,
-        "default_dtype_fp32",
-        (SEED_MID_TRAIN,),
-        api.check_default_dtype_fp32,
-        topic="code",
-        section=("问题 9", "Question 9"),
-    ),
-    Claim(
-        44,
-        "model_output_low",
-        (SEED_SFT,),
-        autocast_policy.check_model_output_low,
-        section=(
-            "九、常见问题 › Q3: 如何验证混合精度是否生效？",
-            "9. Common questions › Q3: checking mixed precision is on",
-        ),
-    ),
-    Claim(
-        45,
-        "unlisted_keep_input_dtype",
-        (SEED_AUTOCAST,),
-        op_dtypes.check_unlisted_keep_input_dtype,
-        section=("1. Autocast 的核心工作机制", "1. How autocast works"),
-    ),
-    Claim(46, "exp_fp32", (SEED_BF16_VS_FP16, SEED_MID_TRAIN), op_dtypes.check_exp_fp32, section=S_BF16_MECHANISM),
-    Claim(
-        47,
-        "lstm_low_precision",
-        (SEED_MID_TRAIN,),
-        op_dtypes.check_lstm_low_precision,
-        section=(
-            "问题 6：自动混合精度的准则是什么？ › 1. 白名单 (Allow List) -> 强制转 BF16/FP16",
-            "Question 6: what are autocast's rules? › 1. Allow list -> cast to BF16/FP16",
-        ),
-    ),
-    Claim(
-        48,
-        "scale_follows_gradients",
-        (SEED_SFT,),
-        grad_scaler.check_scale_follows_gradient_size,
-        topic="training",
-        section=S_SFT_SCALER,
-    ),
+    Claim(38, "softmax_round_trip", (SEED_SFT,), autocast_policy.check_softmax_round_trip),
+    Claim(39, "results_cast_back", (SEED_SOFTMAX,), autocast_policy.check_results_cast_back),
+    Claim(40, "low_range_far_smaller", (SEED_SOFTMAX,), values.check_low_range_far_smaller, topic="formats"),
+    Claim(41, "levels_per_binade", (SEED_BF16_VS_FP16,), values.check_levels_per_binade, topic="formats"),
+    Claim(42, "all_underflow_nan", (SEED_SOFTMAX,), softmax_range.check_all_underflow_gives_nan, topic="formats"),
+    Claim(43, "default_dtype_fp32", (SEED_MID_TRAIN,), api.check_default_dtype_fp32, topic="code"),
+    Claim(44, "model_output_low", (SEED_SFT,), autocast_policy.check_model_output_low),
+    Claim(45, "unlisted_keep_input_dtype", (SEED_AUTOCAST,), op_dtypes.check_unlisted_keep_input_dtype),
+    Claim(46, "exp_fp32", (SEED_BF16_VS_FP16, SEED_MID_TRAIN), op_dtypes.check_exp_fp32),
+    Claim(47, "lstm_low_precision", (SEED_MID_TRAIN,), op_dtypes.check_lstm_low_precision),
+    Claim(48, "scale_follows_gradients", (SEED_SFT,), grad_scaler.check_scale_follows_gradient_size, topic="training"),
     Claim(
         49,
         "backward_inside_autocast",
         (SEED_MID_TRAIN,),
         gradients.check_backward_inside_autocast_changes_nothing,
         topic="training",
-        section=(
-            "问题 4 › 2. 反向传播会自动沿用前向传播的精度",
-            "Question 4 › 2. Backward follows the forward's precision",
-        ),
     ),
 )
 
