@@ -42,7 +42,10 @@ def anchor(claim: claims.Claim) -> str:
 def source_lines(claim: claims.Claim) -> str:
     pick = 0 if text.language() == "zh" else 1  # sources are (as the tutorial writes it, in Chinese; English gloss)
     title = claims.SOURCES[claim.seeds[0]][pick]
-    line = TEXT["source"].format(title=title, section=claim.section[pick])
+    # The heading the claim is made under: the zh words quote it as the seed writes it, the en words gloss it
+    # (claims registered with a section of their own carry it in the engine instead).
+    section = TEXT["claims"][claim.key].get("section") or claim.section[pick]
+    line = TEXT["source"].format(title=title, section=section)
     if len(claim.seeds) > 1:
         others = TEXT["list_joiner"].join(f"*{claims.SOURCES[s][pick]}*" for s in claim.seeds[1:])
         line += "  \n" + TEXT["also_in"].format(titles=others)

@@ -9,17 +9,20 @@ import math
 import re
 from functools import cache
 
+import numpy as np
 import pytest
+import torch
 
 from mpviz import claims
 from mpviz.__main__ import main
-from mpviz.claims import grad_scaler
+from mpviz.claims import grad_scaler, gradients
 from mpviz.formats import rounding_bin
 from mpviz.model import ConfigError, build
 from mpviz.policy import device_policy
 from mpviz.serialize import dumps
 from mpviz.timing import Spread
 from tests.prerequisites import require_seeds
+from view import text as locale
 
 SLOW = {c.id for c in claims.CLAIMS if c.on_demand}
 
@@ -36,17 +39,17 @@ def parts(r: claims.Checked, device: str | None = None) -> dict[tuple[str, str |
 # ── the registry ────────────────────────────────────────────────────────────────────────────────────────────
 def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     ids = [c.id for c in claims.CLAIMS]
-    assert ids == list(range(1, 37))
+    assert ids == list(range(1, 50))
     assert len({c.key for c in claims.CLAIMS}) == len(ids)
     for c in claims.CLAIMS:
         assert c.seeds and all(re.fullmatch(r"\d{3}_[0-9a-f]{16}\.txt", s) for s in c.seeds), c.key
         assert c.topic in claims.TOPICS, c.key
     assert {c.id for c in claims.CLAIMS if c.on_demand} == {8, 9}
     assert {t: sum(c.topic == t for c in claims.CLAIMS) for t in claims.TOPICS} == {
-        "autocast": 13,
-        "formats": 9,
-        "training": 9,
-        "code": 5,
+        "autocast": 19,
+        "formats": 13,
+        "training": 11,
+        "code": 6,
     }
 
 
@@ -59,8 +62,11 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
         first_heading = text.splitlines()[0].lstrip("# ").strip()
         assert first_heading in title_zh or first_heading in title_en, name
         assert re.search(r"[\u4e00-\u9fff]", title_zh) and title_en.isascii(), name
-    for c in claims.CLAIMS:
-        heading_zh, heading_en = c.section
+    words = {lang: locale.load(lang, "claims")["claims"] for lang in ("zh", "en")}
+    for c in claims.CLAIMS:  # a claim's section is in the registry, or else in its words (zh quotes, en glosses)
+        heading_zh, heading_en = (
+            c.section if c.section[0] else (words["zh"][c.key]["section"], words["en"][c.key]["section"])
+        )
         assert heading_en and heading_en.replace(" › ", "").isascii(), c.key
         text = (seeds / c.seeds[0]).read_text(encoding="utf-8")
         for part in re.split(r" › |：", heading_zh):  # each level of the heading (and a question's words) is there
@@ -69,17 +75,17 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
 
 def test_select_filters_by_verdict_and_topic_and_groups_by_topic():
     results = {
-        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 37) if i not in SLOW
+        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 50) if i not in SLOW
     }
     everything = claims.select(results)
     assert [c.topic for c in everything.shown] == sorted((c.topic for c in claims.CLAIMS), key=claims.TOPICS.index)
-    assert len(everything.shown) == 36 and everything.unplaced == ()
+    assert len(everything.shown) == 49 and everything.unplaced == ()
     held = claims.select(results, verdict="holds")
     assert {c.id for c in held.shown} == {i for i in results if i % 2} and {c.id for c in held.unplaced} == SLOW
     formats = claims.select(results, verdict="does_not_hold", topic="formats")
-    assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32] and formats.unplaced == ()
+    assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32, 40, 42] and formats.unplaced == ()
     training = claims.select(results, topic="training")
-    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36]
+    assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36, 48, 49]
     for bad in ({"verdict": "maybe"}, {"topic": "<b>x</b>"}):
         with pytest.raises(ConfigError) as e:
             claims.select(results, **bad)
@@ -151,6 +157,7 @@ def test_layer_norm_is_float32_under_cuda_only_and_x_norm_is_float32_because_x_i
 def test_the_loss_is_float32_but_cudas_log_softmax_runs_in_bf16():
     r = checked(7)
     assert r.device_verdicts == {"cpu": "holds", "cuda": "partly_holds"}
+    assert r.about == "cuda" and r.verdict == "partly_holds"  # the seed's autocast is torch.cuda.amp.autocast
     cpu, cuda = r.evidence.on("cpu"), r.evidence.on("cuda")
     assert cpu.probes[0].output_dtype == cuda.probes[0].output_dtype == "float32"
     assert cpu.categories["aten::cross_entropy_loss"] == "fp32"
@@ -180,6 +187,7 @@ def test_cpu_autocast_runs_linear_in_bf16_and_fp16():
 def test_add_sub_mul_relu_gelu_are_on_no_list_and_cat_stack_only_on_cpus():
     r = checked(14)
     assert r.device_verdicts == {"cpu": "partly_holds", "cuda": "does_not_hold"}
+    assert r.about == "cuda" and r.verdict == "does_not_hold"  # the seed's script enables autocast on CUDA only
     cpu, cuda = r.evidence.on("cpu"), r.evidence.on("cuda")
     assert {op for op, cat in cpu.categories.items() if cat} == {"aten::cat", "aten::stack"}
     assert cpu.categories["aten::cat"] == cpu.categories["aten::stack"] == "promote"
@@ -195,10 +203,15 @@ def test_add_sub_mul_relu_gelu_are_on_no_list_and_cat_stack_only_on_cpus():
 
 def test_the_seeds_own_fallback_examples_are_float32_under_cudas_policy_only():
     r = checked(15)
-    assert r.verdict == "depends_on_device" and r.device_verdicts == {"cpu": "does_not_hold", "cuda": "holds"}
+    assert r.about == "cuda" and r.verdict == r.device_verdicts["cuda"]  # the seed's script: autocast on CUDA only
+    assert r.device_verdicts == {"cpu": "does_not_hold", "cuda": "partly_holds"}
     judged = {d: {s for (_, s) in parts(r, d)} for d in claims.DEVICES}
     assert judged == {"cpu": {"softmax", "layer_norm"}, "cuda": {"softmax", "layer_norm"}}  # the seed's examples
     cpu, cuda = r.evidence.on("cpu"), r.evidence.on("cuda")
+    # "falls back to the default precision": on CUDA they are float32 because a list names them, not by default
+    for fn, op in (("softmax", "aten::softmax.int"), ("layer_norm", "aten::layer_norm")):
+        listed = device_policy("cuda").category_of(op) is not None
+        assert parts(r, "cuda")[("returns_fp32", fn)] and parts(r, "cuda")[("falls_back", fn)] is not listed
     assert cpu.probe("softmax").output_dtype == cpu.probe("layer_norm").output_dtype == "bfloat16"
     assert cuda.categories == {"aten::softmax.int": "fp32_set_opt_dtype", "aten::layer_norm": "fp32"}
 
@@ -211,11 +224,19 @@ def test_embedding_output_is_float32_on_both_devices():
     assert ev.categories == {"cpu": None, "cuda": None} and ev.fake == {"cpu": False, "cuda": True}
 
 
-def test_bf16_matmul_accumulates_like_float32_but_returns_bf16():
+def test_bf16_matmul_accumulates_like_float32_on_cpu_but_cuda_decides_and_returns_bf16():
     r = checked(10)
     ev = r.evidence
-    assert r.verdict == "partly_holds"
-    assert parts(r) == {("accumulates_fp32", None): True, ("returns_fp32", None): False, ("scores_fp32", None): False}
+    assert r.about == "cuda" and r.verdict == r.device_verdicts["cuda"] == "does_not_hold"
+    assert parts(r, "cpu") == {
+        ("accumulates_fp32", None): True,
+        ("returns_fp32", None): False,
+        ("scores_fp32", None): False,
+    }
+    # the CPU kernel's accumulator says nothing of cuBLAS, which this torch lets reduce in bf16: not judged for CUDA
+    assert ("accumulates_fp32", None) not in parts(r, "cuda")
+    assert ev.reduced_precision_reduction is torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+    assert ev.autocast_outputs == {"cpu": "bfloat16", "cuda": "bfloat16"}
     assert ev.spacing_at_one == 2.0**-7 and ev.small / ev.spacing_at_one == 0.25
     assert ev.small == 2.0**-9 and ev.exact == 1 + 255 * 2.0**-9
     assert ev.low_accumulator == 1.0 and ev.rounded_once == 1.5 and ev.measured == 1.5
@@ -228,7 +249,14 @@ def test_bf16_matmul_accumulates_like_float32_but_returns_bf16():
 # ── backward and GradScaler ─────────────────────────────────────────────────────────────────────────────────
 def test_parameter_grads_are_float32_and_activation_grads_follow_the_forward_dtype():
     r = checked(17)
-    assert r.device_verdicts == {"cpu": "partly_holds", "cuda": "partly_holds"}
+    assert r.device_verdicts == {"cpu": "partly_holds", "cuda": "partly_holds"} and r.about == "cuda"
+    # "activations are fp16" is judged on every activation: x_norm (layer_norm of the float32 x) and out (float32 x +
+    # attention) are float32 on both devices, probs too under CUDA's policy
+    for device in claims.DEVICES:
+        failed = {s for (code, s), ok in parts(r, device).items() if code == "activation_low" and not ok}
+        assert failed == {n for n, (fwd, _) in r.evidence.on(device).activations.items() if fwd != "float16"}
+        assert {"x_norm", "out"} <= failed
+    assert "probs" in {s for (c, s), ok in parts(r, "cuda").items() if c == "activation_low" and not ok}
     for run in r.evidence.devices:
         assert len(run.parameter_grads) == 12 and set(run.parameter_grads.values()) == {"float32"}
         assert all(fwd == grad for fwd, grad in run.activations.values()), run.activations  # backward follows forward
@@ -301,9 +329,10 @@ def test_bf16_range_is_nearly_but_not_exactly_float32s():
 def test_fp16_keeps_1e7_as_a_subnormal():
     r = checked(5)
     assert r.verdict == "does_not_hold"
-    one_e5, one_e7 = r.evidence.claimed.stored
-    assert one_e7.value == 2.0**-23 and one_e7.cls == "subnormal" and not one_e7.underflow
-    assert one_e5.cls == "subnormal" and 0 < one_e5.rel_error < 0.01
+    assert r.evidence.values == (1e-7,)  # only the value the seed names ("gradient = 1e-7")
+    (one_e7,) = r.evidence.claimed.stored
+    assert one_e7.value == torch.tensor(1e-7, dtype=torch.float16).item() == 2.0**-23
+    assert one_e7.cls == "subnormal" and not one_e7.underflow
     assert r.evidence.claimed.zero_at_or_below == 2.0**-25
     assert r.evidence.claimed.format.smallest_normal == 2.0**-14  # the "6.1e-5 minimum" is the smallest normal
     assert r.evidence.quoted[0].matches[0].field == "smallest_normal"
@@ -327,6 +356,10 @@ def test_10_1_and_10_2_stay_distinct_in_fp16_and_10_125_is_bf16s_value_for_10_1(
     assert r.evidence.claimed_value_from == (("bfloat16", 10.1),)  # where the tutorial's 10.125 comes from
     lo, hi = pair.bins_in("float16")
     assert lo.hi < hi.lo  # two bins apart
+    # 10.1's bin: both ends are ties that round away (to the even neighbour), so the bin is open
+    a_ends, _ = pair.ends_in("float16")
+    assert float(np.float16(lo.lo)) != lo.stored and float(np.float16(lo.hi)) != lo.stored
+    assert (a_ends.lo_in, a_ends.hi_in) == (False, False)
 
 
 def test_fp16_keeps_10_and_10_01_apart_and_bf16_merges_them():
@@ -376,11 +409,16 @@ def test_a_float32_by_bf16_matmul_is_cast_down_not_run_as_fp32_x_bf16():
         ("cuda", "matmul"): "bfloat16",
     }
     assert {row.category for row in r.evidence.rows} == {"lower_precision_fp"}
+    with pytest.raises(RuntimeError) as refused:  # with autocast off torch refuses the mixed call: no dtype to show
+        torch.matmul(torch.ones(2, 2), torch.ones(2, 2, dtype=torch.bfloat16))
+    cpu = r.evidence.row("matmul", "cpu")
+    assert cpu.returned_without_autocast is None and str(refused.value).splitlines()[0] in cpu.error_without_autocast
 
 
 def test_mean_and_trig_stay_in_the_arriving_dtype_except_cudas_tan():
     r = checked(24)
     assert r.device_verdicts == {"cpu": "does_not_hold", "cuda": "partly_holds"}
+    assert r.about == "cuda" and r.verdict == "partly_holds"  # the seed writes device_type='cuda'
     assert [f for (d, f), out in returned(r).items() if out == "float32"] == ["tan"]  # and only under CUDA's policy
     assert r.evidence.row("tan", "cuda").category == "fp32"
 
@@ -388,6 +426,7 @@ def test_mean_and_trig_stay_in_the_arriving_dtype_except_cudas_tan():
 def test_sum_is_float32_only_under_cudas_policy():
     r = checked(25)
     assert r.device_verdicts == {"cpu": "does_not_hold", "cuda": "holds"}
+    assert r.about == "cuda" and r.verdict == "holds"  # the seed's script enables autocast on CUDA only
     assert (
         r.evidence.row("sum", "cuda").category == "fp32_set_opt_dtype" and r.evidence.row("sum", "cpu").category is None
     )
@@ -404,11 +443,13 @@ def test_the_seeds_op_lists_hold_under_cudas_policy_but_not_on_cpu():
     assert cuda_gru.category == "lower_precision_fp"
     assert (cuda_gru.error is None) == (("returns", "gru_cell") in parts(r, "cuda"))
     assert r.device_verdicts["cpu"] == "partly_holds"
+    assert r.about == "cuda" and r.verdict == r.device_verdicts["cuda"]  # the seed's script: autocast on CUDA only
 
 
 def test_activations_stay_bf16_except_softplus_under_cudas_policy():
     r = checked(27)
     assert r.device_verdicts == {"cpu": "holds", "cuda": "partly_holds"}
+    assert r.about == "cuda" and r.verdict == "partly_holds"  # the seed's autocast is torch.cuda.amp.autocast
     assert [f for (d, f), out in returned(r).items() if out != "bfloat16"] == ["softplus"]
     assert r.evidence.row("softplus", "cuda").category == "fp32"
 
@@ -431,12 +472,21 @@ def test_bf16_autocast_does_not_halve_the_bytes_a_step_holds():
     ev = r.evidence
     assert r.verdict == "does_not_hold"
     assert 0.5 < ev.saved_ratio < 1 and ev.parameter_ratio == 1.0  # weights stay float32; their casts are saved too
+    assert ev.policy == "cpu" and device_policy(ev.policy).category_of("aten::softmax.int") is None  # CPU's policy
     assert ev.runs[0].parameter_bytes == 4 * sum(p.numel() for p in build(ev.block)[0].parameters())
 
 
-def test_torch_cuda_amp_autocast_without_a_dtype_is_float16():
+def test_torch_cuda_amp_autocast_without_a_dtype_is_float16_but_the_forward_is_not_all_fp16():
     r = checked(31)
-    assert r.verdict == "holds" and r.evidence.cuda_amp_autocast == "float16"
+    assert r.verdict == "partly_holds" and r.evidence.cuda_amp_autocast == "float16"
+    assert parts(r) == {
+        ("default_fp16", None): True,
+        ("forward_makes_fp16", None): True,
+        ("whole_forward_fp16", None): False,  # autocast keeps some of the forward in float32
+    }
+    fp32 = {"layer_norm": "aten::layer_norm", "softmax": "aten::softmax.int"}
+    assert {device_policy("cuda").category_of(op) is not None for op in fp32.values()} == {True}
+    assert {"x_norm", "probs", "loss"} <= set(r.evidence.other_landmarks)
     assert r.evidence.torch_autocast == {"cuda": "float16", "cpu": "bfloat16"} and r.evidence.deprecation
 
 
@@ -468,9 +518,137 @@ def test_scaling_the_loss_by_a_power_of_two_leaves_bf16_gradients_bit_for_bit():
 
 def test_autocast_not_grad_scaler_makes_the_mixed_matmul_bf16():
     r = checked(36)
-    assert r.verdict == "does_not_hold" and r.device_verdicts == {}
+    # the seed: "GradScaler和后续操作的工作": the operations that follow are judged too, and they do cast
+    assert r.verdict == "partly_holds" and r.device_verdicts == {}
+    assert {s: ok for (code, s), ok in parts(r).items() if code == "next_op_casts"} == {"cpu": True, "cuda": True}
+    assert {row.category for row in r.evidence.next_layer} == {"lower_precision_fp"}
     assert {x.returned for x in r.evidence.matmul} == {"bfloat16"}
     assert r.evidence.scaled_dtypes == {"float32": "float32", "bfloat16": "bfloat16"}  # scale() keeps the dtype
+
+
+# ── seed claims carded in the third round ───────────────────────────────────────────────────────────────────
+def test_fp16_rounds_values_just_below_its_smallest_subnormal_up_not_to_zero():
+    r = checked(37)
+    assert r.verdict == "partly_holds"
+    tiny = torch.finfo(torch.float16).smallest_normal * 2.0**-10  # fp16's smallest subnormal, 2^-24
+    assert [(m.format, m.field, m.value) for m in r.evidence.quoted[0].matches] == [
+        ("float16", "smallest_subnormal", tiny)
+    ]
+    for v, e in zip(r.evidence.values, r.evidence.claimed.stored, strict=True):
+        assert e.value == torch.tensor(v, dtype=torch.float16).item()
+        assert parts(r)[("becomes_zero", f"{v:g}")] == (e.value == 0) == (v <= tiny / 2)
+    assert parts(r)[("becomes_zero", "4e-08")] is False  # above half of it: rounds up to the smallest subnormal
+
+
+def test_softmax_computes_in_float32_under_cuda_but_is_not_cast_back_to_bf16():
+    r = checked(38)
+    assert r.about == "cuda" and r.verdict == r.device_verdicts["cuda"] == "partly_holds"
+    cuda_out = claims.check(1).evidence.on("cuda").probes[0].output_dtype
+    assert parts(r, "cuda") == {("computes_fp32", None): True, ("returns_low", None): cuda_out == "bfloat16"}
+    assert parts(r, "cpu") == {("computes_fp32", None): False, ("returns_low", None): True}  # CPU never goes up
+
+
+def test_autocast_never_casts_a_float32_result_back_to_bf16():
+    r = checked(39)
+    assert r.verdict == "does_not_hold" and set(parts(r, "cpu")) == {
+        ("cast_back", "softmax"),
+        ("cast_back", "cross_entropy"),
+    }
+    for run in r.evidence.devices:  # whatever computed in float32 came back float32
+        for p in run.probes:
+            assert p.output_dtype != "bfloat16" or not any("float32" in s.outputs for s in p.steps if not s.is_cast)
+
+
+def test_fp16s_range_is_far_smaller_than_float32s_but_bf16s_is_not():
+    r = checked(40)
+    assert r.verdict == "partly_holds"
+    assert parts(r) == {("far_smaller", "float16"): True, ("far_smaller", "bfloat16"): False}
+    for name in ("float32", "float16", "bfloat16"):
+        fi = torch.finfo(getattr(torch, name))
+        assert r.evidence.on(name).normal_binades == pytest.approx(math.log2(fi.max / fi.smallest_normal))
+
+
+def test_fp16_holds_1024_values_per_binade_and_bf16_128():
+    r = checked(41)
+    assert r.verdict == "holds"
+    for f in r.evidence.formats:
+        assert f.in_one_to_two == f.in_lowest_normal == 2**f.format.mantissa_bits == f.claimed
+        assert f.in_one_to_two == round(1 / torch.finfo(getattr(torch, f.format.name)).eps)
+        assert f.in_top_subnormal == f.in_one_to_two // 2
+
+
+def test_all_underflowing_exps_make_the_textbook_softmax_nan_and_torch_subtracts_the_max():
+    r = checked(42)
+    ev = r.evidence
+    assert r.verdict == "holds"
+    x = torch.tensor(ev.all_low.scores, dtype=torch.float16)
+    assert torch.exp(x).eq(0).all() and torch.isnan(torch.exp(x) / torch.exp(x).sum()).all()
+    assert torch.softmax(x, -1).isfinite().all() and ev.shifted_exps == (1.0, 0.0)
+
+
+def test_default_dtype_and_module_parameters_are_float32():
+    r = checked(43)
+    assert r.verdict == "holds" and r.evidence.default_dtype == str(torch.get_default_dtype()).removeprefix("torch.")
+    assert set(r.evidence.factories.values()) == set(r.evidence.parameters.values()) == {"float32"}
+
+
+def test_the_blocks_output_from_its_last_linear_is_the_autocast_dtype():
+    r = checked(44)
+    assert r.about == "cuda" and r.verdict == "holds"
+    assert all(r.evidence.logits[d] == {"bfloat16": "bfloat16", "float16": "float16"} for d in claims.DEVICES)
+    assert {device_policy(d).category_of("aten::linear") for d in claims.DEVICES} == {"lower_precision_fp"}
+    assert {v for d in claims.DEVICES for v in r.evidence.loss[d].values()} == {"float32"}
+
+
+def test_unlisted_ops_return_their_inputs_dtype_and_listed_ones_are_not_judged():
+    r = checked(45)
+    assert r.verdict == "holds" and r.about == "cuda"
+    judged = {(d, s) for d in claims.DEVICES for (_, s) in parts(r, d)}
+    assert ("cuda", "exp(bfloat16)") not in judged and ("cpu", "exp(bfloat16)") in judged  # CUDA lists exp
+    for row in r.evidence.rows:
+        assert (row.device, f"{row.call.function}({row.call.inputs[0]})") in judged or row.category is not None
+
+
+def test_exp_is_float32_under_cudas_policy_which_the_seeds_use():
+    r = checked(46)
+    assert r.about == "cuda" and r.verdict == "holds"
+    assert r.device_verdicts == {"cpu": "does_not_hold", "cuda": "holds"}
+    assert (
+        device_policy("cuda").category_of("aten::exp") == "fp32"
+        and device_policy("cpu").category_of("aten::exp") is None
+    )
+
+
+def test_lstm_is_cast_down_under_cudas_policy():
+    r = checked(47)
+    assert r.about == "cuda" and r.verdict == "holds"
+    assert r.evidence.row("lstm_cell", "cuda").category == "lower_precision_fp"
+    assert (
+        r.evidence.row("lstm_cell", "cpu").category is None and r.evidence.row("lstm_cell", "cpu").returned == "float32"
+    )
+    for row in r.evidence.rows:  # a call torch refused (oneDNN's bf16 LSTM on some CPUs) is shown, not judged
+        assert (row.error is None) == (("returns", row.call.function) in parts(r, row.device))
+
+
+def test_the_scale_grows_by_count_of_clean_steps_whatever_the_gradients_size():
+    r = checked(48)
+    ev = r.evidence
+    assert r.verdict == "does_not_hold"
+    large, small = ev.tracks["large"].scales, ev.tracks["small"].scales
+    assert large == small  # the size plays no part
+    factor = torch.amp.GradScaler("cpu").get_growth_factor()
+    assert large[-1] == large[0] * factor ** (len(large) // ev.growth_interval)
+    assert ev.overflow.scales[-1] < ev.overflow.scales[0] and ev.default_growth_interval == 2000
+
+
+def test_backward_inside_autocast_gives_the_same_gradients_bit_for_bit():
+    r = checked(49)
+    assert r.about == "cuda" and r.verdict == "holds" and r.device_verdicts == {"cpu": "holds", "cuda": "holds"}
+    n_params = sum(1 for _ in build(gradients.BACKWARD_BLOCK)[0].parameters())
+    for run in r.evidence.devices:
+        assert run.error is None and run.differing == 0 and run.parameters == n_params
+        assert run.grad_dtypes == (str(torch.get_default_dtype()).removeprefix("torch."),)  # the parameters' dtype
+    assert r.evidence.on("cuda").trace_device == claims.trace_device("cuda")
 
 
 # ── speed (slow) ────────────────────────────────────────────────────────────────────────────────────────────

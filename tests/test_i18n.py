@@ -33,7 +33,9 @@ LOCALES = ROOT / "locales"
 # Quoted as written, not translatable: each tutorial's own Chinese title and section headings (some mix in English,
 # e.g. "Chat Dialogue Log：…"), shown as the claims page's sources.
 QUOTED = sorted(
-    {title for title, _ in claims.SOURCES.values()} | {c.section[0] for c in claims.CLAIMS},
+    {title for title, _ in claims.SOURCES.values()}
+    | {c.section[0] for c in claims.CLAIMS if c.section[0]}
+    | {w["section"] for w in text.load("zh", "claims")["claims"].values() if "section" in w},
     key=len,
     reverse=True,
 )

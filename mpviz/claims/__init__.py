@@ -17,12 +17,13 @@ that device's verdict is the claim's.
 """
 
 from mpviz.claims.accumulation import AccumulationEvidence
-from mpviz.claims.api import ApiCall, ApiEvidence, DefaultDtypeEvidence, api_status
+from mpviz.claims.api import ApiCall, ApiEvidence, DefaultDtypeEvidence, DefaultFloatEvidence, api_status
 from mpviz.claims.autocast_policy import (
     LOG_SOFTMAX_OP,
     CpuAutocastEvidence,
     DeviceRun,
     EmbeddingEvidence,
+    ModelOutputEvidence,
     MpsEvidence,
     PolicyEvidence,
 )
@@ -34,13 +35,15 @@ from mpviz.claims.grad_scaler import (
     NoOpEvidence,
     ScalerEvidence,
     ScalerStep,
+    ScaleSizeEvidence,
+    ScaleTrack,
     scaler_step,
 )
-from mpviz.claims.gradients import DeviceGradients, GradientsEvidence
+from mpviz.claims.gradients import BackwardPlacement, BackwardPlacementEvidence, DeviceGradients, GradientsEvidence
 from mpviz.claims.memory import MemoryEvidence
 from mpviz.claims.op_dtypes import OpDtypeEvidence, OpRow
 from mpviz.claims.registry import ALL, CLAIMS, SOURCES, TOPICS, Claim, Selection, check, claim, select
-from mpviz.claims.softmax_range import OutputRangeEvidence, SoftmaxEvidence
+from mpviz.claims.softmax_range import OutputRangeEvidence, SoftmaxEvidence, UnderflowEvidence
 from mpviz.claims.speed import (
     MAX_RELATIVE_SPREAD,
     SPEED_BLOCK,
@@ -51,10 +54,13 @@ from mpviz.claims.speed import (
     speed_verdict,
 )
 from mpviz.claims.values import (
+    BinEnds,
     CloseScoresEvidence,
     ExpEvidence,
+    LevelsEvidence,
     Quoted,
     RangeEvidence,
+    RangeSpanEvidence,
     ScorePair,
     StorageEvidence,
     identify_quoted,
@@ -78,20 +84,26 @@ __all__ = [
     "AccumulationEvidence",
     "ApiCall",
     "ApiEvidence",
+    "BackwardPlacement",
+    "BackwardPlacementEvidence",
     "Bf16ScalingEvidence",
+    "BinEnds",
     "CastBackEvidence",
     "Checked",
     "Claim",
     "CloseScoresEvidence",
     "CpuAutocastEvidence",
     "DefaultDtypeEvidence",
+    "DefaultFloatEvidence",
     "DefaultsEvidence",
     "DeviceGradients",
     "DeviceRun",
     "EmbeddingEvidence",
     "ExpEvidence",
     "GradientsEvidence",
+    "LevelsEvidence",
     "MemoryEvidence",
+    "ModelOutputEvidence",
     "MpsEvidence",
     "NoOpEvidence",
     "OpDtypeEvidence",
@@ -101,6 +113,9 @@ __all__ = [
     "PolicyEvidence",
     "Quoted",
     "RangeEvidence",
+    "RangeSpanEvidence",
+    "ScaleSizeEvidence",
+    "ScaleTrack",
     "ScalerEvidence",
     "ScalerStep",
     "ScorePair",
@@ -109,6 +124,7 @@ __all__ = [
     "SpeedEvidence",
     "SpeedRow",
     "StorageEvidence",
+    "UnderflowEvidence",
     "api_status",
     "block_trace",
     "check",

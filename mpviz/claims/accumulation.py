@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from mpviz.claims.devices import AUTOCAST_DTYPE, DEVICES, block_trace, measured_device
+from mpviz.claims.op_dtypes import LOW, OpCall, measure_row
 from mpviz.claims.verdicts import Checked, Part, judged
 from mpviz.formats import round_array
 from mpviz.stats import dtype_name
@@ -38,6 +39,9 @@ class AccumulationEvidence:
     # the m·n results equal to the exact result rounded once to bf16
     accumulator: str  # "float32" | "bfloat16": the emulation torch.matmul's random results agree with better
     score_dtypes: dict[str, str]  # device → dtype of the attention block's scores (q·kᵀ) under bf16 autocast
+    autocast_outputs: dict[str, str | None]  # device → dtype matmul(bf16, bf16) returns under its bf16 autocast
+    reduced_precision_reduction: bool  # torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction: when
+    # True cuBLAS may reduce bf16 products in reduced precision, so a CPU kernel's accumulator says nothing of CUDA's
 
 
 ACCUMULATION_SMALL_TERMS = 255
@@ -57,8 +61,10 @@ def _accumulate(terms: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 def check_matmul_accumulation() -> Checked:
     """Claim: a bf16 × bf16 matmul accumulates in float32 and returns float32 (so scores reach softmax in
-    float32). Parts: the accumulation is float32-like; the matmul returns float32; the attention block's scores
-    come out float32 on every device."""
+    float32). Parts per device: the matmul under bf16 autocast returns float32; the attention block's scores come
+    out float32; and, on the device the products were really summed on (`measured_device`), the accumulation is
+    float32-like. The seed speaks of CUDA kernels: CUDA decides. Without a GPU CUDA's accumulation is not
+    measured (a CPU kernel says nothing of cuBLAS, which may reduce in bf16: `reduced_precision_reduction`)."""
     low, device = torch.bfloat16, measured_device()
     spacing = torch.finfo(low).eps
     small = spacing * SMALL_FRACTION
@@ -86,6 +92,7 @@ def check_matmul_accumulation() -> Checked:
     once_designed = float(round_array(exact_sums[-1:].numpy(), "bfloat16")[0])
     wide = closer_to_f32 and result.item() == once_designed
     scores = {d: block_trace(d).trace.landmark_event("scores").outputs[0].dtype for d in DEVICES}
+    returned = {d: measure_row(OpCall("matmul", (AUTOCAST_DTYPE,) * 2, LOW), d).returned for d in DEVICES}
     ev = AccumulationEvidence(
         device=device,
         dtype=AUTOCAST_DTYPE,
@@ -103,12 +110,12 @@ def check_matmul_accumulation() -> Checked:
         random_match=share,
         accumulator="float32" if wide else "bfloat16",
         score_dtypes=scores,
+        autocast_outputs=returned,
+        reduced_precision_reduction=torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
     )
-    parts = [
-        Part("accumulates_fp32", wide),
-        Part("returns_fp32", ev.output_dtype == "float32"),
-        Part("scores_fp32", all(d == "float32" for d in scores.values())),
-    ]
+    parts = [Part("accumulates_fp32", wide, device)]
+    for d in DEVICES:
+        parts += [Part("returns_fp32", returned[d] == "float32", d), Part("scores_fp32", scores[d] == "float32", d)]
     headline = {
         "measured": ev.measured,
         "rounded_once": ev.rounded_once,
@@ -116,4 +123,5 @@ def check_matmul_accumulation() -> Checked:
         "matmul_matches_rounded_once": share["matmul"],
         "accumulator": ev.accumulator,
     } | {f"{d}_scores": dt for d, dt in scores.items()}
-    return judged(10, parts, ev, headline)
+    headline |= {f"{d}_autocast_out": out for d, out in returned.items()}
+    return judged(10, parts, ev, headline, about="cuda")

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import torch
 
+from mpviz.claims.devices import block_trace, trace_device
 from mpviz.claims.verdicts import Checked, Part, judged
+from mpviz.stats import dtype_name
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,19 @@ class DefaultDtypeEvidence:
     cuda_amp_autocast: str  # torch.cuda.amp.autocast().fast_dtype: what `with torch.cuda.amp.autocast():` uses
     torch_autocast: dict[str, str]  # device → torch.get_autocast_dtype(device), for contrast
     deprecation: str | None  # what torch said when the tutorial's spelling was called
+    forward: dict[str, str]  # the attention block's forward under CUDA's policy with that dtype: landmark → dtype
+    trace_device: str  # where that forward ran: "cuda", or "cuda-sim" (CUDA's policy emulated on CPU)
+
+    @property
+    def low_landmarks(self) -> tuple[str, ...]:
+        return tuple(n for n, d in self.forward.items() if d == self.cuda_amp_autocast)
+
+    @property
+    def other_landmarks(self) -> tuple[str, ...]:
+        return tuple(n for n, d in self.forward.items() if d != self.cuda_amp_autocast)
+
+
+FORWARD_LANDMARKS = ("x_norm", "q", "scores", "probs", "context", "out", "logits", "loss")
 
 
 def _default_fast_dtype() -> str:
@@ -98,15 +113,55 @@ def _default_fast_dtype() -> str:
 
 
 def check_cuda_amp_default_fp16() -> Checked:
-    """Claim: `torch.cuda.amp.autocast()` without a dtype runs in fp16. Part: the context manager the tutorial's
-    spelling builds has fast_dtype float16."""
+    """Claim: `torch.cuda.amp.autocast()` without a dtype runs the forward pass in fp16. Parts: the context
+    manager the tutorial's spelling builds has fast_dtype float16; under CUDA's policy with that dtype the
+    attention block's forward makes fp16 tensors; every tensor of that forward is fp16 (what "runs the forward
+    in FP16" says: autocast leaves some in float32)."""
     found: list[str] = []
     call = call_api("torch.cuda.amp.autocast()", lambda: found.append(_default_fast_dtype()))
+    fast = found[0] if found else ""
+    trace = block_trace("cuda", fast or "float16").trace
     ev = DefaultDtypeEvidence(
-        found[0] if found else "",
+        fast,
         {d: str(torch.get_autocast_dtype(d)).removeprefix("torch.") for d in ("cuda", "cpu")},
         call.deprecation,
+        {n: trace.landmark_event(n).outputs[0].dtype for n in FORWARD_LANDMARKS if n in trace.landmarks},
+        trace_device("cuda"),
     )
-    return judged(
-        31, [Part("default_fp16", ev.cuda_amp_autocast == "float16")], ev, {"fast_dtype": ev.cuda_amp_autocast}
+    parts = [
+        Part("default_fp16", ev.cuda_amp_autocast == "float16"),
+        Part("forward_makes_fp16", ev.cuda_amp_autocast == "float16" and bool(ev.low_landmarks)),
+        Part("whole_forward_fp16", bool(ev.forward) and not ev.other_landmarks),
+    ]
+    return judged(31, parts, ev, {"fast_dtype": ev.cuda_amp_autocast, "float32_in_forward": ev.other_landmarks})
+
+
+# ── PyTorch's default dtype (claim 43) ──────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class DefaultFloatEvidence:
+    default_dtype: str  # torch.get_default_dtype()
+    factories: dict[str, str]  # "torch.randn(2)" … → the dtype it made
+    parameters: dict[str, str]  # "nn.Linear.weight" … → the dtype of a freshly built module's parameter
+
+
+def check_default_dtype_fp32() -> Checked:
+    """Claim: PyTorch's default floating dtype is float32: tensors made without a dtype and the parameters of
+    nn.Linear, nn.LayerNorm … are float32. Parts: the default dtype; each factory; each parameter."""
+    linear, norm = torch.nn.Linear(4, 4), torch.nn.LayerNorm(4)
+    ev = DefaultFloatEvidence(
+        dtype_name(torch.get_default_dtype()),
+        {
+            "torch.randn(2)": dtype_name(torch.randn(2).dtype),
+            "torch.zeros(2)": dtype_name(torch.zeros(2).dtype),
+            "torch.tensor([1.0])": dtype_name(torch.tensor([1.0]).dtype),
+        },
+        {
+            "nn.Linear.weight": dtype_name(linear.weight.dtype),
+            "nn.Linear.bias": dtype_name(linear.bias.dtype),
+            "nn.LayerNorm.weight": dtype_name(norm.weight.dtype),
+        },
     )
+    parts = [Part("default_fp32", ev.default_dtype == "float32")]
+    parts += [Part("made_fp32", d == "float32", subject=code) for code, d in ev.factories.items()]
+    parts += [Part("parameter_fp32", d == "float32", subject=name) for name, d in ev.parameters.items()]
+    return judged(43, parts, ev, {"default_dtype": ev.default_dtype})

@@ -149,6 +149,7 @@ def check_loss_fp32() -> Checked:
 
     The headline says exactly where the devices differ: the returned dtype (`<device>_cross_entropy_out`) and
     the dtype the internal `_log_softmax` ran in (`<device>_log_softmax_dtype`, from `DeviceRun.op_dtypes`).
+    The seed's autocast is `torch.cuda.amp.autocast`: CUDA's verdict is the claim's, CPU's is measured beside it.
     """
     checked = _policy_claim(
         7,
@@ -159,6 +160,7 @@ def check_loss_fp32() -> Checked:
             Part("loss_returns_fp32", r.probe("cross_entropy").output_dtype == "float32"),
             Part("no_low_precision_step", not r.low_precision_ops),
         ],
+        about="cuda",
     )
     for run in checked.evidence.devices:
         checked.headline[f"{run.device}_log_softmax_dtype"] = run.op_dtypes.get(LOG_SOFTMAX_OP, (None,))[0]
@@ -181,7 +183,8 @@ LISTING_CATEGORIES = ("promote", "fp32")  # the lists that claim could mean
 def check_promote_list() -> Checked:
     """Claim: add, sub, mul, cat, stack, relu and gelu sit on autocast's promote list (widest input wins).
     One part per op and device: the op is in that device's promote or fp32 category. The probes show what
-    really decides their dtype: ordinary type promotion, the same with autocast off."""
+    really decides their dtype: ordinary type promotion, the same with autocast off. The seed's script enables
+    autocast only on CUDA: CUDA decides, CPU is measured beside it."""
     return _policy_claim(
         14,
         (
@@ -194,6 +197,7 @@ def check_promote_list() -> Checked:
         PROMOTE_LIST_OPS,
         ("out",),  # x (float32) + attention (bf16): the block's residual add
         lambda r: [Part("listed", r.categories[op] in LISTING_CATEGORIES, subject=op) for op in PROMOTE_LIST_OPS],
+        about="cuda",
     )
 
 
@@ -204,18 +208,108 @@ FALLBACK_FUNCTIONS: tuple[tuple[FunctionCall, str], ...] = (  # the tutorial's o
 
 
 def check_unlisted_fall_back_to_fp32() -> Checked:
-    """Claim: ops autocast cannot run in bf16, "such as Softmax and LayerNorm", fall back to float32. Judged on
-    the tutorial's own examples, per device: a part per example, a bf16 input comes back float32."""
+    """Claim: ops autocast cannot run in bf16, "such as Softmax and LayerNorm", fall back to "the default Tensor
+    precision", float32: nobody names float32 for them. Judged on the tutorial's own examples, per device, two
+    parts per example: a bf16 input comes back float32; it does so by falling back (the device's policy does not
+    list the op). The seed's script enables autocast only on CUDA: CUDA decides, CPU is measured beside it."""
     return _policy_claim(
         15,
         tuple(call for call, _ in FALLBACK_FUNCTIONS),
         tuple(op for _, op in FALLBACK_FUNCTIONS),
         ("x_norm", "probs"),
         lambda r: [
-            Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn)
-            for (fn, _), _op in FALLBACK_FUNCTIONS
+            part
+            for (fn, _), op in FALLBACK_FUNCTIONS
+            for part in (
+                Part("returns_fp32", r.probe(fn).output_dtype == "float32", subject=fn),
+                Part(
+                    "falls_back",
+                    r.categories[op] is None and r.probe(fn).output_dtype == "float32",
+                    subject=fn,
+                ),
+            )
+        ],
+        about="cuda",
+    )
+
+
+# ── softmax's round trip and casting back (claims 38, 39) ───────────────────────────────────────────────────
+def _computes_in(probe: CallProbe, dtype: str) -> bool:
+    """Whether one of the probe's computing ops (no cast, no view) output `dtype`."""
+    return any(dtype in s.outputs for s in probe.steps if not s.is_cast and not _is_view(s.op))
+
+
+def check_softmax_round_trip() -> Checked:
+    """Claim: inside the model, softmax goes "BF16 → FP32 → BF16". Parts per device: softmax of a bf16 input
+    computes in float32; its result comes back bf16. The seed's autocast is `torch.cuda.amp.autocast`: CUDA
+    decides, CPU is measured beside it."""
+    return _policy_claim(
+        38,
+        (("softmax", (AUTOCAST_DTYPE,)),),
+        ("aten::softmax.int",),
+        ("scores", "probs"),
+        lambda r: [
+            Part("computes_fp32", _computes_in(r.probe("softmax"), "float32")),
+            Part("returns_low", r.probe("softmax").output_dtype == AUTOCAST_DTYPE),
+        ],
+        about="cuda",
+    )
+
+
+CAST_BACK_FUNCTIONS: tuple[FunctionCall, ...] = (("softmax", (AUTOCAST_DTYPE,)), ("cross_entropy", (AUTOCAST_DTYPE,)))
+
+
+def check_results_cast_back() -> Checked:
+    """Claim: for softmax and the loss, data is cast from FP16/BF16 to FP32, computed, then the result is
+    converted back to low precision. A part per function and device: it computed in float32 and returned bf16."""
+    return _policy_claim(
+        39,
+        CAST_BACK_FUNCTIONS,
+        ("aten::softmax.int", "aten::cross_entropy_loss"),
+        ("probs", "loss"),
+        lambda r: [
+            Part(
+                "cast_back",
+                _computes_in(r.probe(fn), "float32") and r.probe(fn).output_dtype == AUTOCAST_DTYPE,
+                subject=fn,
+            )
+            for fn, _ in CAST_BACK_FUNCTIONS
         ],
     )
+
+
+# ── the model's output under autocast (claim 44) ────────────────────────────────────────────────────────────
+OUTPUT_DTYPES = ("bfloat16", "float16")  # the seed: "应输出：torch.bfloat16 或 torch.float16"
+
+
+@dataclass(frozen=True)
+class ModelOutputEvidence:
+    """The attention block's output (its logits, from the last linear) and its loss, per device and autocast dtype."""
+
+    logits: dict[str, dict[str, str]]  # device → autocast dtype → logits dtype
+    loss: dict[str, dict[str, str]]  # device → autocast dtype → loss dtype
+    trace_devices: dict[str, str]  # device → where the block ran ("cuda-sim": CUDA's policy emulated on CPU)
+
+
+def check_model_output_low() -> Checked:
+    """Claim: under autocast `output = model(input)` prints torch.bfloat16 or torch.float16. A part per device
+    and autocast dtype: the block's output (logits from its last linear layer) has that dtype. The loss is shown
+    beside it. The seed's autocast is `torch.cuda.amp.autocast`: CUDA decides."""
+
+    def dtype(device: str, low: str, name: str) -> str:
+        return block_trace(device, low).trace.landmark_event(name).outputs[0].dtype
+
+    ev = ModelOutputEvidence(
+        {d: {low: dtype(d, low, "logits") for low in OUTPUT_DTYPES} for d in DEVICES},
+        {d: {low: dtype(d, low, "loss") for low in OUTPUT_DTYPES} for d in DEVICES},
+        {d: trace_device(d) for d in DEVICES},
+    )
+    parts = [
+        Part("output_low", ev.logits[d][low] == low, device=d, subject=low) for d in DEVICES for low in OUTPUT_DTYPES
+    ]
+    headline: dict[str, object] = {f"{d}_{low}_logits": ev.logits[d][low] for d in DEVICES for low in OUTPUT_DTYPES}
+    headline |= {f"{d}_{low}_loss": ev.loss[d][low] for d in DEVICES for low in OUTPUT_DTYPES}
+    return judged(44, parts, ev, headline, about="cuda")
 
 
 # ── CPU autocast (claim 12) ─────────────────────────────────────────────────────────────────────────────────

@@ -278,17 +278,78 @@ SCALED = ("float32", "bfloat16")  # dtypes of the tensors handed to scale()
 class CastBackEvidence:
     matmul: tuple[OpRow, ...]  # matmul(float32 probs, bf16 V) under bf16 autocast, no GradScaler anywhere; per device
     scaled_dtypes: dict[str, str]  # dtype of a tensor → dtype GradScaler("cpu").scale() returns for it
+    next_layer: tuple[OpRow, ...] = ()  # the next matmul (a float32 input, as if the output were float32), per device
 
 
 def check_scaler_casts_back_to_bf16() -> Checked:
-    """Claim: casting the float32 × bf16 matmul's output back to bf16 for the next layer is GradScaler's job.
-    Parts: without any GradScaler the output is not bf16 already (per device); GradScaler's scale() turns a
-    float32 tensor into bf16."""
+    """Claim: casting the float32 × bf16 matmul's output back to bf16 for the next layer is the job of GradScaler
+    and the operations that follow. Parts: without any GradScaler the output is not bf16 already (per device);
+    GradScaler's scale() turns a float32 tensor into bf16; the next layer's op under autocast takes a float32
+    input to bf16 (per device)."""
     rows = tuple(measure_row(OpCall("matmul", ("float32", AUTOCAST_DTYPE), LOW), d) for d in DEVICES)
+    following = tuple(measure_row(OpCall("matmul", ("float32", "float32"), LOW), d) for d in DEVICES)
     scaler = torch.amp.GradScaler("cpu")
     scaled = {name: dtype_name(scaler.scale(torch.ones(2, dtype=getattr(torch, name))).dtype) for name in SCALED}
-    ev = CastBackEvidence(rows, scaled)
+    ev = CastBackEvidence(rows, scaled, following)
     parts = [Part("needs_scaler", r.returned != AUTOCAST_DTYPE, subject=r.device) for r in rows]
     parts.append(Part("scale_casts", scaled["float32"] == AUTOCAST_DTYPE))
+    parts += [Part("next_op_casts", r.returned == AUTOCAST_DTYPE, subject=r.device) for r in following]
     headline: dict[str, object] = {f"{r.device}_matmul_out": r.returned for r in rows}
+    headline |= {f"{r.device}_next_out": r.returned for r in following}
     return judged(36, parts, ev, headline | {f"scale_{k}": v for k, v in scaled.items()})
+
+
+# ── does the scale follow the gradients' size? (claim 48) ───────────────────────────────────────────────────
+SIZE_GRADIENTS = {"large": 1e3, "small": 1e-7}  # finite gradients, far apart in size
+SIZE_GROWTH_INTERVAL = 4  # a short growth interval, so growth shows within a few steps (default: 2000)
+SIZE_STEPS = 2 * SIZE_GROWTH_INTERVAL
+
+
+@dataclass(frozen=True)
+class ScaleTrack:
+    gradient: float  # every gradient element, unscaled
+    scales: tuple[float, ...]  # get_scale() before the first step, then after each update()
+
+
+@dataclass(frozen=True)
+class ScaleSizeEvidence:
+    growth_interval: int
+    default_growth_interval: int  # read from a fresh GradScaler("cpu")
+    tracks: dict[str, ScaleTrack]  # "large" | "small" → the scale over SIZE_STEPS steps
+    overflow: ScaleTrack  # the same with an inf gradient: what backs the scale off
+
+
+def _track(gradient: float) -> ScaleTrack:
+    """SIZE_STEPS steps of a one-parameter model whose unscaled gradient is `gradient`, through a real scaler."""
+    p = torch.zeros(4, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=0.0)
+    scaler = torch.amp.GradScaler("cpu", growth_interval=SIZE_GROWTH_INTERVAL)
+    scales = [scaler.get_scale()]
+    for _ in range(SIZE_STEPS):
+        opt.zero_grad()
+        scaler.scale((p * gradient).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return ScaleTrack(gradient, tuple(scales))
+
+
+def check_scale_follows_gradient_size() -> Checked:
+    """Claim: early in training gradients are large and the scale drops; later they are small and it grows.
+    Parts: with large finite gradients the scale drops; with small gradients it grows more than with large ones.
+    A real GradScaler, with a short growth interval so growth shows in a few steps; an inf gradient is tracked
+    beside them (what does lower the scale)."""
+    tracks = {name: _track(g) for name, g in SIZE_GRADIENTS.items()}
+    ev = ScaleSizeEvidence(
+        SIZE_GROWTH_INTERVAL,
+        torch.amp.GradScaler("cpu").get_growth_interval(),
+        tracks,
+        _track(float("inf")),
+    )
+    large, small = tracks["large"].scales, tracks["small"].scales
+    parts = [
+        Part("large_lowers", min(large) < large[0]),
+        Part("small_raises", small[-1] > large[-1]),
+    ]
+    headline = {f"{name}_final_scale": t.scales[-1] for name, t in tracks.items()}
+    return judged(48, parts, ev, headline | {"overflow_final_scale": ev.overflow.scales[-1]})

@@ -25,10 +25,14 @@ class StepBytes:
     parameter_bytes: int  # the parameters; their gradients take as many again
 
 
+MEMORY_POLICY = "cpu"  # whose autocast policy the step ran under: CPU's (CUDA's keeps more ops in float32)
+
+
 @dataclass(frozen=True)
 class MemoryEvidence:
     block: AttentionConfig
     runs: tuple[StepBytes, StepBytes]  # float32, bfloat16
+    policy: str = MEMORY_POLICY
 
     @property
     def saved_ratio(self) -> float:
@@ -49,7 +53,7 @@ def step_bytes(cfg: AttentionConfig, low: torch.dtype | None) -> StepBytes:
         saved[storage.data_ptr()] = storage.nbytes()
         return t
 
-    autocast = torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None)
+    autocast = torch.autocast(MEMORY_POLICY, dtype=low or torch.bfloat16, enabled=low is not None)
     with autocast_shared(), autocast, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         model(x, targets)
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}

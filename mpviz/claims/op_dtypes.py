@@ -57,6 +57,21 @@ FUNCTIONS: dict[str, OpFunction] = {
     "silu": OpFunction(F.silu, ((4, 8),), "aten::silu"),
     "softplus": OpFunction(F.softplus, ((4, 8),), "aten::softplus"),
     "div": OpFunction(lambda loss: loss / GRAD_ACCUM_STEPS, ((),), "aten::div.Tensor"),  # `loss / grad_accum_steps`
+    "exp": OpFunction(torch.exp, ((4, 8),), "aten::exp"),
+    # One LSTM step (input, hidden and cell state, the weights and biases), and a one-layer LSTM over 3 steps
+    # (what nn.LSTM calls): CUDA lists the cell; CPU lists only oneDNN's LSTM layer, reached through torch.lstm.
+    "lstm_cell": OpFunction(
+        lambda x, h, c, w_ih, w_hh, b_ih, b_hh: torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)[0],
+        ((2, 8), (2, 8), (2, 8), (32, 8), (32, 8), (32,), (32,)),
+        "aten::lstm_cell",
+    ),
+    "lstm": OpFunction(
+        lambda x, h, c, *weights: torch.lstm(
+            x, (h.unsqueeze(0), c.unsqueeze(0)), weights, True, 1, 0.0, False, False, True
+        )[0],
+        ((2, 3, 8), (2, 8), (2, 8), (32, 8), (32, 8), (32,), (32,)),
+        "aten::lstm.input",
+    ),
 }
 
 
@@ -78,6 +93,7 @@ class OpRow:
     returned_without_autocast: str | None
     error: str | None  # "TypeError: …" when torch refused the call
     fake: bool  # fake tensors through the device's real autocast kernels
+    error_without_autocast: str | None = None  # what torch said when it refused the call with autocast off
 
     @property
     def expected(self) -> str:
@@ -109,18 +125,22 @@ def returned_dtype(device: str, function: str, inputs: tuple[str, ...], low: tor
         return dtype_name(spec.call(*tensors).dtype)
 
 
+def _refusal(e: Exception) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def measure_row(call: OpCall, device: str) -> OpRow:
     low = getattr(torch, AUTOCAST_DTYPE)
     try:
         on, error = returned_dtype(device, call.function, call.inputs, low), None
     except Exception as e:  # torch refusing the call is a measurement to show
-        on, error = None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        on, error = None, _refusal(e)
     try:
-        off = returned_dtype(device, call.function, call.inputs, None)
-    except Exception:  # the same refusal; `error` already says it
-        off = None
+        off, error_off = returned_dtype(device, call.function, call.inputs, None), None
+    except Exception as e:  # a mixed-dtype call autocast makes possible may be refused without it
+        off, error_off = None, _refusal(e)
     category = device_policy(device).category_of(FUNCTIONS[call.function].op)
-    return OpRow(call, device, category, on, off, error, device != "cpu")
+    return OpRow(call, device, category, on, off, error, device != "cpu", error_off)
 
 
 def op_claim(claim_id: int, calls: tuple[OpCall, ...], about: str | None = None) -> Checked:
@@ -140,32 +160,35 @@ def _calls(functions: tuple[str, ...], expected: str) -> tuple[OpCall, ...]:
 
 def check_fp32_bf16_matmul() -> Checked:
     """Claim: a matmul of a float32 by a bf16 tensor runs as FP32 × BF16 → FP32 (one input is float32). Part per
-    device: matmul(float32, bf16) under autocast returns float32."""
+    device: matmul(float32, bf16) under autocast returns float32. With autocast off torch refuses the mixed call
+    (`OpRow.error_without_autocast`): the table shows that, not a dtype."""
     return op_claim(23, (OpCall("matmul", ("float32", AUTOCAST_DTYPE), "float32"),))
 
 
 def check_mean_trig_fp32() -> Checked:
     """Claim: reductions such as mean, and trigonometric functions, are kept in float32. Part per function and
-    device: it returns float32 for a bf16 input."""
-    return op_claim(24, _calls(("mean", "sin", "cos", "tan"), "float32"))
+    device: it returns float32 for a bf16 input. The seed's autocast is `device_type='cuda'`: CUDA decides."""
+    return op_claim(24, _calls(("mean", "sin", "cos", "tan"), "float32"), about="cuda")
 
 
 def check_sum_fp32() -> Checked:
-    """Claim: `sum` (accumulation) is forced to float32. Part per device: sum of a bf16 tensor returns float32."""
-    return op_claim(25, _calls(("sum",), "float32"))
+    """Claim: `sum` (accumulation) is forced to float32. Part per device: sum of a bf16 tensor returns float32.
+    The seed's script enables autocast only on CUDA: CUDA decides."""
+    return op_claim(25, _calls(("sum",), "float32"), about="cuda")
 
 
 def check_op_lists() -> Checked:
     """Claim: bmm, conv and GRU are cast to bf16 (float32 inputs); group_norm, log and pow to float32 (bf16
-    inputs). Part per op and device: it returns the dtype its list says."""
+    inputs). Part per op and device: it returns the dtype its list says. The seed's script enables autocast only
+    on CUDA: CUDA decides, CPU is measured beside it."""
     low = tuple(OpCall(f, ("float32",) * len(FUNCTIONS[f].shapes), LOW) for f in ("bmm", "conv1d", "gru_cell"))
-    return op_claim(26, low + _calls(("group_norm", "log", "pow"), "float32"))
+    return op_claim(26, low + _calls(("group_norm", "log", "pow"), "float32"), about="cuda")
 
 
 def check_activations_low() -> Checked:
     """Claim: activation functions run in BF16/FP16. Part per function and device: it returns bf16 for a bf16
-    input (what a bf16 linear hands on)."""
-    return op_claim(27, _calls(("relu", "gelu", "silu", "softplus"), LOW))
+    input (what a bf16 linear hands on). The seed's autocast is `torch.cuda.amp.autocast`: CUDA decides."""
+    return op_claim(27, _calls(("relu", "gelu", "silu", "softplus"), LOW), about="cuda")
 
 
 def check_loss_division_outside_autocast() -> Checked:
@@ -182,3 +205,40 @@ def check_loss_division_outside_autocast() -> Checked:
     headline: dict[str, object] = {f"{r.device}_inside": r.returned for r in ev.rows}
     headline |= {f"{r.device}_outside": r.returned_without_autocast for r in ev.rows}
     return judged(34, parts, ev, headline)
+
+
+# ── the claims added from the seeds' remaining sentences (45–47) ────────────────────────────────────────────
+UNLISTED_FUNCTIONS = ("relu", "gelu", "sin", "mean", "exp")  # exp is listed on CUDA: judged only where it is not
+
+
+def check_unlisted_keep_input_dtype() -> Checked:
+    """Claim: an op on no list follows its input: BF16 -> BF16, FP32 -> FP32. Each function on a bf16 and on a
+    float32 input, per device; a part per call whose op that device's policy does not list: it returned its
+    input's dtype. Listed calls are shown, not judged. The seed speaks of CUDA ops: CUDA decides."""
+    calls = tuple(
+        OpCall(f, (d,), LOW if d == AUTOCAST_DTYPE else d)
+        for f in UNLISTED_FUNCTIONS
+        for d in (AUTOCAST_DTYPE, "float32")
+    )
+    ev = OpDtypeEvidence(AUTOCAST_DTYPE, tuple(measure_row(c, d) for c in calls for d in DEVICES))
+    parts = [
+        Part("keeps", r.returned == r.expected, r.device, f"{r.call.function}({r.call.inputs[0]})")
+        for r in ev.rows
+        if r.category is None and not r.error
+    ]
+    headline: dict[str, object] = {f"{r.device}_{r.call.function}_{r.call.inputs[0]}_out": r.returned for r in ev.rows}
+    return judged(45, parts, ev, headline, about="cuda")
+
+
+def check_exp_fp32() -> Checked:
+    """Claim: `exp` is on the list autocast keeps in FP32. Part per device: exp of a bf16 tensor returns float32.
+    The seeds' autocast is `device_type='cuda'`: CUDA decides."""
+    return op_claim(46, _calls(("exp",), "float32"), about="cuda")
+
+
+def check_lstm_low_precision() -> Checked:
+    """Claim: RNNs such as LSTM are on the list autocast casts to BF16/FP16. Parts per call and device (float32
+    inputs): an LSTM cell and a one-layer LSTM return bf16. A call torch refused is shown, not judged. The seed's
+    script enables autocast only on CUDA: CUDA decides."""
+    calls = tuple(OpCall(f, ("float32",) * len(FUNCTIONS[f].shapes), LOW) for f in ("lstm_cell", "lstm"))
+    return op_claim(47, calls, about="cuda")

@@ -38,7 +38,9 @@ class Claim:
     check: Callable[[], Checked] = field(repr=False, compare=False)
     topic: str = "autocast"  # one of TOPICS
     on_demand: bool = False  # slow (trains or times): views run it only when asked
-    section: tuple[str, str] = ("", "")  # where in seeds[0] it is made: (heading as in the source, English gloss)
+    # Where in seeds[0] it is made: (heading as in the source, English gloss). ("", ""): the views' words carry it
+    # (`section` in each claim's locale entry), as every claim added since these headings were kept here does.
+    section: tuple[str, str] = ("", "")
 
 
 SEED_AUTOCAST = "000_807445a89ff10fc0.txt"  # autocast and self-attention precision
@@ -374,6 +376,31 @@ CLAIMS: tuple[Claim, ...] = (
         grad_scaler.check_scaler_casts_back_to_bf16,
         topic="training",
         section=("2. 在Self-Attention层中的具体应用", "2. Inside the self-attention layer"),
+    ),
+    Claim(
+        37,
+        "fp16_below_smallest_zero",
+        (SEED_BF16_VS_FP16,),
+        values.check_fp16_below_smallest_becomes_zero,
+        topic="formats",
+    ),
+    Claim(38, "softmax_round_trip", (SEED_SFT,), autocast_policy.check_softmax_round_trip),
+    Claim(39, "results_cast_back", (SEED_SOFTMAX,), autocast_policy.check_results_cast_back),
+    Claim(40, "low_range_far_smaller", (SEED_SOFTMAX,), values.check_low_range_far_smaller, topic="formats"),
+    Claim(41, "levels_per_binade", (SEED_BF16_VS_FP16,), values.check_levels_per_binade, topic="formats"),
+    Claim(42, "all_underflow_nan", (SEED_SOFTMAX,), softmax_range.check_all_underflow_gives_nan, topic="formats"),
+    Claim(43, "default_dtype_fp32", (SEED_MID_TRAIN,), api.check_default_dtype_fp32, topic="code"),
+    Claim(44, "model_output_low", (SEED_SFT,), autocast_policy.check_model_output_low),
+    Claim(45, "unlisted_keep_input_dtype", (SEED_AUTOCAST,), op_dtypes.check_unlisted_keep_input_dtype),
+    Claim(46, "exp_fp32", (SEED_BF16_VS_FP16, SEED_MID_TRAIN), op_dtypes.check_exp_fp32),
+    Claim(47, "lstm_low_precision", (SEED_MID_TRAIN,), op_dtypes.check_lstm_low_precision),
+    Claim(48, "scale_follows_gradients", (SEED_SFT,), grad_scaler.check_scale_follows_gradient_size, topic="training"),
+    Claim(
+        49,
+        "backward_inside_autocast",
+        (SEED_MID_TRAIN,),
+        gradients.check_backward_inside_autocast_changes_nothing,
+        topic="training",
     ),
 )
 

@@ -86,3 +86,41 @@ def check_softmax_output_overflows_fp16() -> Checked:
     ev = OutputRangeEvidence(device, run, float(torch.finfo(torch.float16).max), largest)
     parts = [Part("overflows", math.isinf(largest) or largest > ev.fp16_max)]
     return judged(33, parts, ev, {"largest_output": largest, "fp16_max": ev.fp16_max})
+
+
+# ── when every exp underflows (claim 42) ────────────────────────────────────────────────────────────────────
+ALL_UNDERFLOW_SCORES = (-20.0, -21.0, -22.0)  # the seed's -20, and two below it: every exp is 0 in fp16
+ONE_FAR_BELOW = (0.0, -20.0)  # after subtracting the max: exp(0) = 1, exp(-20) still underflows
+
+
+@dataclass(frozen=True)
+class UnderflowEvidence:
+    device: str
+    all_low: SoftmaxInDtype  # fp16, ALL_UNDERFLOW_SCORES
+    exps: tuple[float, ...]  # torch.exp of those scores in fp16
+    shifted_exps: tuple[float, ...]  # torch.exp(x - max) in fp16 for ONE_FAR_BELOW
+    one_far_below: SoftmaxInDtype  # fp16 softmax of ONE_FAR_BELOW
+
+
+def check_all_underflow_gives_nan() -> Checked:
+    """Claim: if every exp underflows, the naive softmax computes 0/0 = NaN; subtracting the max keeps the
+    denominator at 1 or more, though a score far below the max can still underflow to 0. Parts, in fp16 with
+    torch: the textbook formula gives NaN for scores whose exps all underflow; torch.softmax of them is finite;
+    exp(x − max) of a score 20 below the max is exactly 0."""
+    device = measured_device()
+    low = _softmax_in("float16", ALL_UNDERFLOW_SCORES, device)
+    x = torch.tensor(ONE_FAR_BELOW, dtype=torch.float16, device=device)
+    ev = UnderflowEvidence(
+        device,
+        low,
+        tuple(torch.exp(torch.tensor(ALL_UNDERFLOW_SCORES, dtype=torch.float16, device=device)).double().tolist()),
+        tuple(torch.exp(x - x.max()).double().tolist()),
+        _softmax_in("float16", ONE_FAR_BELOW, device),
+    )
+    parts = [
+        Part("naive_nan", all(v == 0 for v in ev.exps) and all(math.isnan(v) for v in low.textbook)),
+        Part("torch_finite", all(math.isfinite(v) for v in low.framework)),
+        Part("shifted_can_underflow", 0.0 in ev.shifted_exps),
+    ]
+    headline = {"naive": low.textbook, "softmax": low.framework, "shifted_exps": ev.shifted_exps}
+    return judged(42, parts, ev, headline)

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
+import numpy as np
 import torch
 
 from mpviz.claims.verdicts import Checked, Part, judged
@@ -135,14 +136,14 @@ def _stored_headline(ev: StorageEvidence) -> dict[str, object]:
     return headline
 
 
-FP16_TINY_VALUES = (1e-5, 1e-7)  # both below the smallest value a tutorial gives fp16
+FP16_TINY_VALUES = (1e-7,)  # the seed's own gradient, below the smallest value it gives fp16
 FP16_SMALLEST_QUOTED = "6.1e-5"  # "fp16_min = 6.1e-5", as the tutorial writes it
 BF16_TINY_VALUES = (1e-7, 1e-8)  # the gradients a tutorial says bf16 holds easily
 
 
 def check_fp16_tiny_gradients() -> Checked:
-    """Claim: in fp16 values below ~6.1e-5, such as a 1e-7 gradient, become zero. A part per value: it really
-    is stored as 0."""
+    """Claim: in fp16 values below ~6.1e-5, such as a 1e-7 gradient, become zero. A part per value the seed names
+    (1e-7 only): it really is stored as 0."""
     ev = _storage_evidence(FP16_TINY_VALUES, "float16", (FP16_SMALLEST_QUOTED,))
     parts = [
         Part("becomes_zero", e.underflow, subject=f"{v:g}") for v, e in zip(ev.values, ev.claimed.stored, strict=True)
@@ -180,10 +181,25 @@ def check_bf16_holds_70000() -> Checked:
 
 # ── two close scores (claims 6, 22) ─────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
+class BinEnds:
+    """Whether each end of a rounding bin is stored as the bin's value (closed) or rounds away (open). An end is a
+    tie between two neighbours; round-to-nearest-even sends it to the neighbour whose last mantissa bit is 0."""
+
+    lo_in: bool
+    hi_in: bool
+
+
+def bin_ends(b: RoundingBin) -> BinEnds:
+    """Store each end of `b` in its format and see whether it lands on `b.stored`."""
+    return BinEnds(encode(b.lo, b.format).value == b.stored, encode(b.hi, b.format).value == b.stored)
+
+
+@dataclass(frozen=True)
 class ScorePair:
     scores: tuple[float, float]
     formats: tuple[CloseLogits, ...]  # float16, bfloat16: stored pair, spacing, softmax of the stored pair
     bins: tuple[tuple[RoundingBin, RoundingBin], ...]  # per format (same order): the bin each score falls in
+    ends: tuple[tuple[BinEnds, BinEnds], ...]  # per format (same order): which ends of each bin belong to it
 
     def on(self, fmt: str) -> CloseLogits:
         return next(c for c in self.formats if c.format == fmt)
@@ -191,12 +207,16 @@ class ScorePair:
     def bins_in(self, fmt: str) -> tuple[RoundingBin, RoundingBin]:
         return next(b for b in self.bins if b[0].format == fmt)
 
+    def ends_in(self, fmt: str) -> tuple[BinEnds, BinEnds]:
+        return next(e for b, e in zip(self.bins, self.ends, strict=True) if b[0].format == fmt)
+
 
 def score_pair(a: float, b: float) -> ScorePair:
     """Two scores stored in fp16 and bf16: they merge exactly when they fall in the same rounding bin."""
     formats = close_logits(a, b, formats=SIXTEEN_BIT)
     bins = tuple((rounding_bin(a, f.format), rounding_bin(b, f.format)) for f in formats)
-    return ScorePair((a, b), formats, bins)
+    ends = tuple((bin_ends(x), bin_ends(y)) for x, y in bins)
+    return ScorePair((a, b), formats, bins, ends)
 
 
 @dataclass(frozen=True)
@@ -275,3 +295,98 @@ def check_exp_limits() -> Checked:
     headline: dict[str, object] = {f"{f.format}_exp": f.results for f in formats}
     headline |= {f"{f.format}_exp_overflow_from": f.thresholds.overflow_from for f in formats}
     return judged(20, parts, ev, headline)
+
+
+# ── below fp16's smallest subnormal (claim 37) ──────────────────────────────────────────────────────────────
+FP16_SUBNORMAL_QUOTED = "5.96e-8"  # "梯度值小于其能表示的最小值（~5.96e-8），从而变成0"
+FP16_BELOW_SMALLEST = (4e-8, 2e-8)  # below the quoted minimum: one above half of it, one below
+
+
+def check_fp16_below_smallest_becomes_zero() -> Checked:
+    """Claim: in fp16 a gradient below the smallest value it can represent (~5.96e-8) becomes 0. Parts: the
+    quoted number is fp16's smallest (subnormal) value; each value below it is stored as 0."""
+    ev = _storage_evidence(FP16_BELOW_SMALLEST, "float16", (FP16_SUBNORMAL_QUOTED,))
+    quoted = {(m.format, m.field) for m in ev.quoted[0].matches}
+    parts = [Part("quoted_is_smallest", ("float16", "smallest_subnormal") in quoted)]
+    parts += [
+        Part("becomes_zero", e.underflow, subject=f"{v:g}") for v, e in zip(ev.values, ev.claimed.stored, strict=True)
+    ]
+    return judged(37, parts, ev, _stored_headline(ev))
+
+
+# ── "FP16/BF16's range is far smaller than FP32's" (claim 40) ───────────────────────────────────────────────
+@dataclass(frozen=True)
+class RangeSpan:
+    format: FormatSpec
+    normal_binades: float  # log2(max / smallest normal): the powers of two its normal numbers span
+    all_binades: float  # log2(max / smallest subnormal): subnormals included
+
+
+@dataclass(frozen=True)
+class RangeSpanEvidence:
+    spans: tuple[RangeSpan, ...]  # float32, then the claim's float16 and bfloat16
+    far_below: float  # "far smaller": fewer than this share of float32's normal binades
+
+    def on(self, fmt: str) -> RangeSpan:
+        return next(s for s in self.spans if s.format.name == fmt)
+
+
+FAR_SMALLER_SHARE = 0.5
+
+
+def _span(name: str) -> RangeSpan:
+    spec = resolve_format(name)
+    return RangeSpan(spec, math.log2(spec.max / spec.smallest_normal), math.log2(spec.max / spec.smallest_subnormal))
+
+
+def check_low_range_far_smaller() -> Checked:
+    """Claim: FP16/BF16's numeric range is far smaller than FP32's. A part per format: its normal numbers span
+    fewer than FAR_SMALLER_SHARE of float32's binades (powers of two), read from the formats' limits."""
+    ev = RangeSpanEvidence(tuple(_span(n) for n in ("float32", *SIXTEEN_BIT)), FAR_SMALLER_SHARE)
+    f32 = ev.on("float32").normal_binades
+    parts = [Part("far_smaller", ev.on(n).normal_binades < FAR_SMALLER_SHARE * f32, subject=n) for n in SIXTEEN_BIT]
+    headline = {f"{s.format.name}_normal_binades": s.normal_binades for s in ev.spans}
+    return judged(40, parts, ev, headline)
+
+
+# ── "1024 levels" and "128 levels" (claim 41) ───────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class BinadeLevels:
+    format: FormatSpec
+    claimed: int  # the levels the seed gives it (2^mantissa bits as it writes them)
+    in_one_to_two: int  # distinct values in [1, 2), counted over every bit pattern of the format
+    in_lowest_normal: int  # in [smallest normal, 2 · smallest normal)
+    in_top_subnormal: int  # in [smallest normal / 2, smallest normal): subnormals are spaced like the lowest normals
+
+
+@dataclass(frozen=True)
+class LevelsEvidence:
+    formats: tuple[BinadeLevels, ...]  # float16, bfloat16
+
+    def on(self, fmt: str) -> BinadeLevels:
+        return next(f for f in self.formats if f.format.name == fmt)
+
+
+CLAIMED_LEVELS = {"float16": 1024, "bfloat16": 128}  # "2^10 = 1024 个级别", "2^7 = 128 个级别"
+
+
+def _levels(name: str) -> BinadeLevels:
+    spec = resolve_format(name)
+    with np.errstate(invalid="ignore"):  # the NaN patterns: they fall in no binade anyway
+        every = np.arange(2**spec.bits, dtype=np.uint16).view(np.dtype(spec.numpy_dtype)).astype(np.float64)
+
+    def count(lo: float, hi: float) -> int:
+        return int(np.unique(every[(every >= lo) & (every < hi)]).size)
+
+    tiny = spec.smallest_normal
+    return BinadeLevels(spec, CLAIMED_LEVELS[name], count(1.0, 2.0), count(tiny, 2 * tiny), count(tiny / 2, tiny))
+
+
+def check_levels_per_binade() -> Checked:
+    """Claim: fp16's 10 mantissa bits give 2^10 = 1024 levels of precision, bf16's 7 bits 128. A part per
+    format: the values it holds in [1, 2) (one binade), counted over all its bit patterns, are the claimed
+    number."""
+    ev = LevelsEvidence(tuple(_levels(n) for n in SIXTEEN_BIT))
+    parts = [Part("levels", f.in_one_to_two == f.claimed, subject=f.format.name) for f in ev.formats]
+    headline = {f"{f.format.name}_levels": f.in_one_to_two for f in ev.formats}
+    return judged(41, parts, ev, headline)

@@ -5,11 +5,12 @@ helpers they share (`words`). Words are looked up when a view runs, never at imp
 language."""
 
 from view.claim_evidence.accumulation import accumulation_view
-from view.claim_evidence.api import api_view, default_dtype_view
+from view.claim_evidence.api import api_view, default_dtype_view, default_float_view
 from view.claim_evidence.autocast_policy import (
     cpu_autocast_view,
     embedding_view,
     fallback_view,
+    model_output_view,
     mps_view,
     policy_view,
     promote_view,
@@ -20,18 +21,21 @@ from view.claim_evidence.grad_scaler import (
     cast_back_view,
     defaults_view,
     no_op_view,
+    scale_size_view,
     scaler_view,
 )
-from view.claim_evidence.gradients import gradients_view
+from view.claim_evidence.gradients import backward_view, gradients_view
 from view.claim_evidence.memory import memory_view
 from view.claim_evidence.op_dtypes import op_view
-from view.claim_evidence.softmax_range import output_range_view, subtracts_max_view
+from view.claim_evidence.softmax_range import output_range_view, subtracts_max_view, underflow_view
 from view.claim_evidence.speed import speed_view
 from view.claim_evidence.values import (
     big_value_view,
     close_scores_view,
     exp_view,
+    levels_view,
     merge_view,
+    range_span_view,
     range_view,
     storage_view,
 )
@@ -76,4 +80,17 @@ VIEWS = {
     "loss_division_outside_autocast": op_view,
     "bf16_scaling_keeps_bits": bf16_scaling_view,
     "scaler_casts_back_to_bf16": cast_back_view,
+    "fp16_below_smallest_zero": storage_view,
+    "softmax_round_trip": policy_view,
+    "results_cast_back": policy_view,
+    "low_range_far_smaller": range_span_view,
+    "levels_per_binade": levels_view,
+    "all_underflow_nan": underflow_view,
+    "default_dtype_fp32": default_float_view,
+    "model_output_low": model_output_view,
+    "unlisted_keep_input_dtype": op_view,
+    "exp_fp32": op_view,
+    "lstm_low_precision": op_view,
+    "scale_follows_gradients": scale_size_view,
+    "backward_inside_autocast": backward_view,
 }

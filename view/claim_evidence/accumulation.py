@@ -8,7 +8,7 @@ from fractions import Fraction
 import streamlit as st
 
 from mpviz import claims
-from view.claim_evidence.words import evidence_chart, lesson_words, say, table
+from view.claim_evidence.words import evidence_chart, lesson_words, say, table, yes_no
 from view.figures import claims as claims_fig
 
 
@@ -35,8 +35,13 @@ def accumulation_view(c: claims.Checked, words: dict) -> None:
         out=ev.output_dtype,
         cpu_scores=ev.score_dtypes["cpu"],
         cuda_scores=ev.score_dtypes["cuda"],
+        cpu_out=ev.autocast_outputs["cpu"],
+        cuda_out=ev.autocast_outputs["cuda"],
+        reduced=yes_no(ev.reduced_precision_reduction),
     )
     say(c, words, fields)
+    if ev.device != "cuda":  # the seed's device: its accumulation was not measured here
+        st.caption(words["cuda_unmeasured"].format(**fields))
     left, right = st.columns(2)
     build = lambda: claims_fig.accumulation_figure(ev, labels=t["labels"])  # noqa: E731
     evidence_chart(f"accumulation_{c.claim}", ev, build, where=left)

@@ -91,6 +91,7 @@ def promote_view(c: claims.Checked, words: dict) -> None:
     cpu, cuda = ev.on("cpu"), ev.on("cuda")
     fields = dict(
         cpu_listed=ops_list(tuple(op for op, cat in cpu.categories.items() if cat == "promote")),
+        cuda_listed=ops_list(tuple(op for op, cat in cuda.categories.items() if cat == "promote")),
         add_out=cpu.probe("add").output_dtype,
         add_plain=cpu.probe("add").output_dtype_without_autocast,
         gelu_out=cpu.probe("gelu").output_dtype,
@@ -103,8 +104,13 @@ def promote_view(c: claims.Checked, words: dict) -> None:
 
 
 def fallback_view(c: claims.Checked, words: dict) -> None:
+    """Claim 15: each example's result and its category in each policy."""
     ev: claims.PolicyEvidence = c.evidence
-    say(c, words, dict(c.headline))
+    fields = dict(c.headline)
+    for run in ev.devices:
+        for probe, cat in zip(run.probes, run.categories.values(), strict=True):
+            fields[f"{run.device}_{probe.function}_cat"] = category(cat)
+    say(c, words, fields)
     with expert(lesson_words()["details"], heading="none"):
         table(functions_table(ev))
 
@@ -146,4 +152,14 @@ def mps_view(c: claims.Checked, words: dict) -> None:
         linear_out=ev.probes[0].output_dtype,
         softmax_out=ev.probes[1].output_dtype,
     )
+    say(c, words, fields)
+
+
+def model_output_view(c: claims.Checked, words: dict) -> None:
+    """Claim 44: the block's output and loss under each device's autocast, in bf16 and fp16."""
+    t = lesson_words()
+    ev: claims.ModelOutputEvidence = c.evidence
+    fields = {f"{d}_{low}": ev.logits[d][low] for d in ev.logits for low in ev.logits[d]}
+    fields |= {f"{d}_{low}_loss": ev.loss[d][low] for d in ev.loss for low in ev.loss[d]}
+    fields["where"] = t["device_labels"][ev.trace_devices["cuda"]]
     say(c, words, fields)

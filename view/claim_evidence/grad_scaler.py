@@ -104,5 +104,35 @@ def bf16_scaling_view(c: claims.Checked, words: dict) -> None:
 def cast_back_view(c: claims.Checked, words: dict) -> None:
     ev: claims.CastBackEvidence = c.evidence
     fields = {f"{r.device}_out": r.returned for r in ev.matmul}
+    fields |= {f"{r.device}_next": r.returned for r in ev.next_layer}
     fields |= {f"scale_{name}": dtype for name, dtype in ev.scaled_dtypes.items()}
     say(c, words, fields)
+
+
+def scale_size_view(c: claims.Checked, words: dict) -> None:
+    """Claim 48: the scale over a few steps with large, small and inf gradients."""
+    t = lesson_words()
+    ev: claims.ScaleSizeEvidence = c.evidence
+    large, small = ev.tracks["large"], ev.tracks["small"]
+    fields = dict(
+        interval=ev.growth_interval,
+        default_interval=ev.default_growth_interval,
+        steps=len(large.scales) - 1,
+        large=large.gradient,
+        small=small.gradient,
+        large_final=large.scales[-1],
+        small_final=small.scales[-1],
+        start=large.scales[0],
+        overflow_final=ev.overflow.scales[-1],
+    )
+    say(c, words, fields)
+    cols = t["table_cols"]
+    tracks = {**ev.tracks, "overflow": ev.overflow}
+    rows = [
+        {
+            cols["gradient"]: f"{tr.gradient:g}",
+            cols["scales"]: t["arrow"].format(a=f"{tr.scales[0]:g}", b=" → ".join(f"{v:g}" for v in tr.scales[1:])),
+        }
+        for tr in tracks.values()
+    ]
+    table(rows)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from mpviz import claims
-from mpviz.claims.gradients import MATMUL_MADE
-from view.claim_evidence.words import lesson_words, say, table
+from mpviz.claims.gradients import BACKWARD_BLOCK
+from view.claim_evidence.words import code_list, lesson_words, say, table
 from view.page import expert
 
 
@@ -15,10 +15,12 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
     ev: claims.GradientsEvidence = c.evidence
     fields = {"follow": words["follows" if all(r.grads_follow_forward for r in ev.devices) else "differs"]}
     for run in ev.devices:
-        made = {run.activations[a][0] for a in MATMUL_MADE if a in run.activations}
-        fields[f"{run.device}_act"] = t["and_joiner"].join(sorted(made))
-        fields[f"{run.device}_probs"] = run.activations.get("probs", ("—",))[0]
+        low = [name for name, (fwd, _) in run.activations.items() if fwd == ev.autocast_dtype]
+        other = [name for name, (fwd, _) in run.activations.items() if fwd != ev.autocast_dtype]
+        fields[f"{run.device}_low"] = code_list(low)
+        fields[f"{run.device}_other"] = code_list(other)
         fields[f"{run.device}_params"] = t["and_joiner"].join(sorted(set(run.parameter_grads.values())))
+    fields["cuda_where"] = t["device_labels"][ev.on("cuda").trace_device]
     say(c, words, fields)
     cols = t["table_cols"]
     rows = []
@@ -38,3 +40,21 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
     ]
     with st.expander(t["details"]):
         table(grads)
+
+
+def backward_view(c: claims.Checked, words: dict) -> None:
+    """Claim 49: backward inside the autocast region against backward after it, per device."""
+    t = lesson_words()
+    ev: claims.BackwardPlacementEvidence = c.evidence
+    fields = dict(seq=BACKWARD_BLOCK.seq_len, dim=BACKWARD_BLOCK.d_model)
+    for r in ev.devices:
+        fields |= {
+            f"{r.device}_differing": r.differing,
+            f"{r.device}_parameters": r.parameters,
+            f"{r.device}_dtypes": t["and_joiner"].join(r.grad_dtypes) or t["refused"],
+            f"{r.device}_where": t["device_labels"][r.trace_device],
+        }
+    say(c, words, fields)
+    for r in ev.devices:
+        if r.error:
+            st.caption(t["probe_error"].format(error=r.error))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpviz import claims
-from view.claim_evidence.words import say
+from view.claim_evidence.words import lesson_words, say
 
 
 def memory_view(c: claims.Checked, words: dict) -> None:
@@ -17,5 +17,6 @@ def memory_view(c: claims.Checked, words: dict) -> None:
         saved_ratio=ev.saved_ratio,
         params=f32.parameter_bytes / 2**20,
         parameter_ratio=ev.parameter_ratio,
+        policy=lesson_words()["device_short"][ev.policy],
     )
     say(c, words, fields)

@@ -26,7 +26,12 @@ def op_view(c: claims.Checked, words: dict) -> None:
     """Claims 23–27 and 34: the explanation filled from the headline, then the table of calls."""
     ev: claims.OpDtypeEvidence = c.evidence
     refused = lesson_words()["refused"]
-    say(c, words, {name: refused if value is None else value for name, value in c.headline.items()})
+    fields = {name: refused if value is None else value for name, value in c.headline.items()}
+    # With autocast off: the dtype returned, or what torch said refusing the call.
+    fields |= {
+        f"{r.device}_{r.call.function}_off": r.returned_without_autocast or r.error_without_autocast for r in ev.rows
+    }
+    say(c, words, fields)
     table(op_rows(ev))
     for r in ev.rows:
         if r.error:

@@ -34,3 +34,19 @@ def output_range_view(c: claims.Checked, words: dict) -> None:
         fp16_max=ev.fp16_max,
     )
     say(c, words, fields)
+
+
+def underflow_view(c: claims.Checked, words: dict) -> None:
+    """Claim 42: every exp underflowing in fp16, the textbook formula against torch.softmax."""
+    ev: claims.UnderflowEvidence = c.evidence
+    fields = dict(
+        device=lesson_words()["measured_on"][ev.device],
+        scores=numbers(ev.all_low.scores),
+        exps=numbers(ev.exps),
+        naive=numbers(ev.all_low.textbook),
+        softmax=numbers(ev.all_low.framework),
+        pair=numbers(ev.one_far_below.scores),
+        shifted=numbers(ev.shifted_exps),
+        pair_softmax=numbers(ev.one_far_below.framework),
+    )
+    say(c, words, fields)

@@ -109,9 +109,17 @@ def big_value_view(c: claims.Checked, words: dict) -> None:
     storage_figure(c, ev, right)
 
 
+def interval(b: formats.RoundingBin, ends: claims.BinEnds) -> str:
+    """A bin as an interval: a square bracket where its end is stored as the bin's value, a round one where that
+    end (a tie) rounds away to the even neighbour."""
+    return lesson_words()["interval"].format(
+        open="[" if ends.lo_in else "(", lo=b.lo, hi=b.hi, close="]" if ends.hi_in else ")"
+    )
+
+
 def bin_fields(pair: claims.ScorePair, fmt: str, prefix: str) -> dict:
     t = lesson_words()
-    stored, (a, b) = pair.on(fmt), pair.bins_in(fmt)
+    stored, (a, b), (a_ends, b_ends) = pair.on(fmt), pair.bins_in(fmt), pair.ends_in(fmt)
     return {
         "score_a": pair.scores[0],
         "score_b": pair.scores[1],
@@ -119,10 +127,8 @@ def bin_fields(pair: claims.ScorePair, fmt: str, prefix: str) -> dict:
         f"{prefix}_gap": stored.spacing,
         f"{prefix}_a": a.stored,
         f"{prefix}_b": b.stored,
-        f"{prefix}_a_lo": a.lo,
-        f"{prefix}_a_hi": a.hi,
-        f"{prefix}_b_lo": b.lo,
-        f"{prefix}_b_hi": b.hi,
+        f"{prefix}_a_bin": interval(a, a_ends),
+        f"{prefix}_b_bin": interval(b, b_ends),
         f"{prefix}_state": t["distinct"]["kept" if stored.distinct else "merged"],
     }
 
@@ -160,11 +166,10 @@ def close_scores_view(c: claims.Checked, words: dict) -> None:
 def merge_view(c: claims.Checked, words: dict) -> None:
     t = lesson_words()
     pair: claims.ScorePair = c.evidence
-    bf16, (bf_a, _) = pair.on("bfloat16"), pair.bins_in("bfloat16")
+    bf16, (bf_a, _), (bf_ends, _) = pair.on("bfloat16"), pair.bins_in("bfloat16"), pair.ends_in("bfloat16")
     fields = bin_fields(pair, "float16", "f16") | dict(
         bf_gap=bf16.spacing,
-        bf_lo=bf_a.lo,
-        bf_hi=bf_a.hi,
+        bf_bin=interval(bf_a, bf_ends),
         bf_a=bf16.stored[0],
         bf_state=t["distinct"]["kept" if bf16.distinct else "merged"],
         bf_p0=bf16.probs[0],
@@ -202,3 +207,35 @@ def exp_view(c: claims.Checked, words: dict) -> None:
         for i, (x, e) in enumerate(zip(ev.inputs, ev.exact, strict=True))
     ]
     table(rows)
+
+
+def range_span_view(c: claims.Checked, words: dict) -> None:
+    """Claim 40: how many powers of two each format's normal numbers (and its subnormals) span."""
+    ev: claims.RangeSpanEvidence = c.evidence
+    fields = {}
+    for span in ev.spans:
+        short = span.format.short
+        fields |= {
+            f"{short}_normal": span.normal_binades,
+            f"{short}_all": span.all_binades,
+            f"{short}_max": span.format.max,
+        }
+    say(c, words, fields | dict(share=ev.far_below))
+    labels = range_labels()
+    specs = [s.format for s in ev.spans]
+    evidence_chart(f"range_{c.claim}", ev, lambda: formats_fig.range_figure(specs, labels=labels))
+
+
+def levels_view(c: claims.Checked, words: dict) -> None:
+    """Claim 41: values per binade, counted over every bit pattern of each format."""
+    ev: claims.LevelsEvidence = c.evidence
+    fields = {}
+    for f in ev.formats:
+        short = f.format.short
+        fields |= {
+            f"{short}_bits": f.format.mantissa_bits,
+            f"{short}_levels": f.in_one_to_two,
+            f"{short}_lowest": f.in_lowest_normal,
+            f"{short}_subnormal": f.in_top_subnormal,
+        }
+    say(c, words, fields)
