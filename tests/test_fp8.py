@@ -8,6 +8,7 @@ payloads viewed as uint8, scales viewed as uint8 (e8m0, e4m3) or compared exactl
 from __future__ import annotations
 
 import functools
+import json
 import math
 import sys
 import warnings
@@ -202,3 +203,19 @@ def test_config_outside_the_limits_is_refused(change, field):
     with pytest.raises(ConfigError) as e:
         validate_fp8(Fp8Config(**change))
     assert e.value.field == field
+
+
+def test_cli_prints_each_quantised_tensor(capsys):
+    from tests.cli import run_cli
+
+    r = run_cli(capsys, "fp8", "--recipe", "mxfp8", "--outlier", "1000", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    first = doc["tensors"][0]
+    assert first["name"] == "x" and first["format"] == "float8_e4m3fn" and first["scale_format"] == "float8_e8m0fnu"
+    assert {"amax", "underflow", "overflow", "rel_error", "scale_bits", "dynamic_range"} <= set(first)
+    assert all(g["emulated"] for g in doc["gemms"]) and len(doc["tensors"]) == 25
+    r = run_cli(capsys, "fp8", "--recipe", "rowwise")
+    assert r.returncode == 0 and "aten._scaled_mm.default" in r.stdout
+    r = run_cli(capsys, "fp8", "--seq", "16")
+    assert r.returncode == 2 and "seq_len" in r.stderr and not r.stdout
