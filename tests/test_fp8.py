@@ -219,3 +219,32 @@ def test_cli_prints_each_quantised_tensor(capsys):
     assert r.returncode == 0 and "aten._scaled_mm.default" in r.stdout
     r = run_cli(capsys, "fp8", "--seq", "16")
     assert r.returncode == 2 and "seq_len" in r.stderr and not r.stdout
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise"])
+def test_trace_and_show_a_model_converted_by_torchao(recipe):
+    """A Float8 training tensor is a wrapper subclass: events show its payload (fp8) and scale, with the GEMM."""
+    import mpviz
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    def model() -> torch.nn.Module:
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32))
+        return convert_to_float8_training(m, config=Float8LinearConfig.from_recipe_name(recipe))
+
+    m, x = model(), torch.randn(16, 32)
+    with mpviz.trace(m, device="cpu") as t:
+        m(x).sum().backward()
+    gemms = [e for e in t.events if e.op == "aten.mm.default" and e.phase == "forward"]
+    assert [e.module for e in gemms] == ["0", "2"]
+    for e in gemms:
+        dtypes = [i.dtype for i in e.inputs]
+        assert dtypes.count("float8_e4m3fn") == 2 and dtypes.count("float32") == 2  # two payloads, two scales
+        assert e.outputs[0].dtype == "float32" and e.outputs[0].stats is not None
+    payload = next(o for e in t.events for o in e.outputs if o.dtype == "float8_e4m3fn")
+    assert payload.stats is not None and payload.stats.abs_max <= 448
+    widget = mpviz.show(model(), x)
+    assert "float8_e4m3fn" in json.dumps(widget.bundle)
