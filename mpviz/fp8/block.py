@@ -27,15 +27,16 @@ import numbers
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import nn
 
-from mpviz.fp8.quantize import Quantized, QuantizedTensor, measure, quantize
+from mpviz.fp8.quantize import Quantized, QuantizedTensor, measure, outcomes, quantize
 from mpviz.fp8.recipes import RECIPE_NAMES, Recipe, recipe
 from mpviz.model import AttentionConfig, ConfigError, build, validate
-from mpviz.trace import Trace, trace
+from mpviz.trace import TensorInfo, Trace, trace
 
-__all__ = ["MAX_OUTLIER", "PROJECTIONS", "Fp8Config", "Fp8Run", "Gemm", "run", "validate_fp8"]
+__all__ = ["MAX_OUTLIER", "PROJECTIONS", "Fp8Config", "Fp8Lesson", "Fp8Run", "Gemm", "lesson", "run", "validate_fp8"]
 
 PROJECTIONS: tuple[str, ...] = ("attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.out_proj")
 MAX_OUTLIER = 1e6  # |K| ceiling: beyond it the outlier alone would overflow what the lesson's figures show
@@ -89,8 +90,14 @@ class Fp8Run:
     loss: float
     trace_seconds: float  # the traced forward + backward
     analysis_seconds: float  # measuring every quantised tensor and GEMM against float64
-    # Every GEMM operand as (name, GEMM, the values given, what the recipe stored), for cross-checks and figures.
-    operands: tuple[tuple[str, str, torch.Tensor, Quantized], ...] = field(default=(), repr=False, compare=False)
+    # x, then every GEMM operand, as (name, GEMM or None, the values given, what the recipe stored): for
+    # cross-checks and figures; and each GEMM's output, in the order of `gemms`.
+    operands: tuple[tuple[str, str | None, torch.Tensor, Quantized], ...] = field(default=(), repr=False, compare=False)
+    outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def recipe(self) -> Recipe:
+        return recipe(self.config.recipe)
 
     def tensor(self, name: str) -> QuantizedTensor:
         return next(t for t in self.tensors if t.name == name)
@@ -198,8 +205,8 @@ def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu") -> Fp8Run:
     traced = time.perf_counter()
     x_in = x * cfg.attention.input_scale
     history = x_hist[-rec.recipe.amax_history :] if rec.recipe.amax_history else ()
-    tensors = [measure("x", None, x_in, quantize(x_in, rec.recipe, "input", history))]
-    tensors += [measure(name, gemm, given, q) for name, gemm, given, q in rec.operands]
+    operands = [("x", None, x_in, quantize(x_in, rec.recipe, "input", history)), *rec.operands]
+    tensors = [measure(name, gemm, given, q) for name, gemm, given, q in operands]
     gemms: list[Gemm] = []
     for name, a_name, b_name, a, b, out, emulated in rec.gemms:
         ref = a.to(torch.float64) @ b.to(torch.float64).t()
@@ -216,7 +223,8 @@ def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu") -> Fp8Run:
         float(loss.detach()),
         traced - started,
         time.perf_counter() - traced,
-        tuple(rec.operands),
+        tuple(operands),
+        tuple(g[5] for g in rec.gemms),
     )
 
 
@@ -224,3 +232,45 @@ def _nth_event(t: Trace, op: str, n: int) -> int | None:
     """The index of the n-th (from 0) event running `op` in the projections' GEMMs."""
     hits = [e.index for e in t.events if e.op == op and e.module in PROJECTIONS]
     return hits[n] if n < len(hits) else None
+
+
+@dataclass(frozen=True)
+class Fp8Lesson:
+    """What the fp8 page shows of one run: small, picklable (it comes back from a worker process)."""
+
+    recipe: Recipe
+    outlier: float
+    tensors: tuple[QuantizedTensor, ...]
+    gemms: tuple[Gemm, ...]
+    gemm_inputs: tuple[TensorInfo, ...]  # the first forward GEMM's inputs as traced (payloads, scales)
+    x_outcomes: np.ndarray  # per element of x: mpviz.fp8.quantize.OUTCOMES codes
+    events: int
+    trace_seconds: float
+    analysis_seconds: float
+    cuda_max_abs_difference: float | None  # CUDA's _scaled_mm outputs against the CPU's; None without CUDA
+
+
+def lesson(recipe_name: str, outlier: float) -> Fp8Lesson:
+    """The page's run: the default block under `recipe_name` with x[0, 0] × `outlier` (ConfigError if unusable).
+    Where CUDA is available and the recipe's GEMMs are _scaled_mm, the same GEMMs also run there and their largest
+    difference from the CPU's outputs is reported."""
+    cfg = Fp8Config(recipe=recipe_name, outlier=outlier)
+    res = run(cfg)
+    first = res.trace.events[res.gemms[0].event] if res.gemms and res.gemms[0].event is not None else None
+    _, _, x, stored = res.operands[0]
+    cuda = None
+    if torch.cuda.is_available() and res.recipe.scaled_mm:  # unmeasured here: no GPU in this project's sessions
+        on_gpu = run(cfg, device="cuda")
+        cuda = max(float((a - b).abs().max()) for a, b in zip(res.outputs, on_gpu.outputs, strict=True))
+    return Fp8Lesson(
+        res.recipe,
+        outlier,
+        res.tensors,
+        res.gemms,
+        first.inputs if first is not None else (),
+        outcomes(x, stored),
+        len(res.trace.events),
+        res.trace_seconds,
+        res.analysis_seconds,
+        cuda,
+    )

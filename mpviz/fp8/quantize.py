@@ -28,10 +28,10 @@ import ml_dtypes
 import numpy as np
 import torch
 
-from mpviz.formats import encode, resolve_format, storage_census, torch_dtype
+from mpviz.formats import FormatSpec, encode, resolve_format, torch_dtype
 from mpviz.fp8.recipes import Recipe
 
-__all__ = ["AMAX_EPS", "Quantized", "QuantizedTensor", "measure", "quantize"]
+__all__ = ["AMAX_EPS", "OUTCOMES", "Quantized", "QuantizedTensor", "measure", "outcomes", "quantize"]
 
 AMAX_EPS = 1e-12  # the floor torchao puts under an amax before dividing by it (an all-zero tensor gets scale fmax/EPS)
 _F32_MIN_NORMAL = torch.finfo(torch.float32).tiny
@@ -170,6 +170,14 @@ class QuantizedTensor:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
+def _rounds_past_max(v: torch.Tensor, spec: FormatSpec) -> torch.Tensor:
+    """Where |v| lies past the midpoint between the format's largest value and the next one its exponent would
+    allow: stored, it saturates to max. Merely above max does not count: a per-tensor scale rounded to float32
+    can put the amax a hair above max, and rounding brings it back. A value exactly on the midpoint counts as
+    kept."""
+    return v.abs() > spec.max + 2.0 ** (spec.emax - spec.mantissa_bits) / 2
+
+
 def _dynamic_range(a: torch.Tensor, dim: int | None = None) -> torch.Tensor:
     """log2(max |a|) − log2(min non-zero |a|), over everything or along `dim` (nan where nothing is non-zero)."""
     nonzero = torch.where(a > 0, a, torch.inf)
@@ -193,8 +201,7 @@ def measure(name: str, gemm: str | None, given: torch.Tensor, q: Quantized) -> Q
     n = max(x.numel(), 1)
     spec = resolve_format(q.format)
     underflow = int((nonzero & (stored == 0)).sum()) / max(int(nonzero.sum()), 1)
-    # Beyond the largest value once rounded (not merely above it: the amax itself lands on max by design).
-    overflow = storage_census((x / factors).numpy(), spec).overflow / n
+    overflow = int(_rounds_past_max(x / factors, spec).sum()) / n
     norm = float(torch.linalg.vector_norm(x))
     rel = float(torch.linalg.vector_norm(stored - x)) / norm if norm > 0 else 0.0
     if q.recipe.granularity == "tensor":
@@ -236,3 +243,16 @@ def measure(name: str, gemm: str | None, given: torch.Tensor, q: Quantized) -> Q
         format_dynamic_range=math.log2(spec.max / small),
         max_block_dynamic_range=block_range,
     )
+
+
+OUTCOMES: tuple[str, ...] = ("zero", "kept", "flushed", "saturated")  # per element, codes 0 … 3 of `outcomes`
+
+
+def outcomes(given: torch.Tensor, q: Quantized) -> np.ndarray:
+    """Per element of `given` (int8, q's layout): 0 zero already, 1 kept (stored non-zero, within range),
+    2 flushed to zero, 3 saturated (would round past the format's largest value); see OUTCOMES."""
+    x = given.detach().to(torch.float64).reshape(q.payload.shape)
+    stored, factors = q.dequantize(), q.factors()
+    beyond = _rounds_past_max(x / factors, resolve_format(q.format))
+    codes = torch.where(x == 0, 0, torch.where(stored == 0, 2, torch.where(beyond, 3, 1)))
+    return codes.to(torch.int8).numpy()
