@@ -248,3 +248,34 @@ def test_trace_and_show_a_model_converted_by_torchao(recipe):
     assert payload.stats is not None and payload.stats.abs_max <= 448
     widget = mpviz.show(model(), x)
     assert "float8_e4m3fn" in json.dumps(widget.bundle)
+
+
+def test_fp8_claims_are_checked_part_by_part_with_their_sources_named():
+    from mpviz import claims
+    from mpviz.claims import fp8 as fp8_claims
+
+    verdicts = {}
+    for spec in fp8_claims.CLAIM_SPECS:
+        c = claims.claim(spec["id"])
+        assert c.seeds[0] in fp8_claims.SOURCES and claims.SOURCES[c.seeds[0]][1].isascii()
+        r = claims.check(c.id)
+        assert r.parts and r.verdict in claims.VERDICTS
+        verdicts[c.key] = r.verdict
+    # e4m3's eps and e5m2's range are format facts; so is torch 2.13 saturating e4m3 but not e5m2
+    assert verdicts["fp8_cast_saturates"] == "partly_holds"
+    r = claims.check(104)
+    assert r.evidence.e4m3 == (448.0, -448.0) and r.evidence.e5m2[-1] == -math.inf
+    r = claims.check(101)
+    assert {p.code: p.holds for p in r.parts}["e4m3_more_precise"] and r.evidence.e5m2_range > r.evidence.e4m3_range
+    r = claims.check(103)
+    assert r.evidence.amax_block_scale == 448.0
+
+
+def test_cpu_scaled_mm_refuses_block_scales_so_block_recipes_are_emulated():
+    """The page says this torch's CPU _scaled_mm takes fp32 scales per tensor or per row, not e8m0 block scales."""
+    a, b = torch.randn(32, 64).to(E4M3), torch.randn(32, 64).to(E4M3)
+    ones = torch.ones(32, 2).to(torch.float8_e8m0fnu)
+    with pytest.raises(ValueError, match="Invalid scaling configuration"):
+        torch._scaled_mm(a, b.t(), scale_a=ones, scale_b=ones, out_dtype=torch.float32)
+    rows = torch._scaled_mm(a, b.t(), scale_a=torch.ones(32, 1), scale_b=torch.ones(1, 32), out_dtype=torch.float32)
+    assert rows.shape == (32, 32)

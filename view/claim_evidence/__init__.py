@@ -14,6 +14,7 @@ from view.claim_evidence.autocast_policy import (
     policy_view,
     promote_view,
 )
+from view.claim_evidence.fp8 import cast_view, format_role_view, mx_gradient_view, nvfp4_view
 from view.claim_evidence.grad_scaler import (
     backoff_view,
     bf16_scaling_view,
@@ -76,4 +77,8 @@ VIEWS = {
     "loss_division_outside_autocast": op_view,
     "bf16_scaling_keeps_bits": bf16_scaling_view,
     "scaler_casts_back_to_bf16": cast_back_view,
+    "fp8_formats_by_role": format_role_view,  # the fp8 claims (mpviz/claims/fp8.py)
+    "mxfp8_needs_no_e5m2": mx_gradient_view,
+    "nvfp4_two_level": nvfp4_view,
+    "fp8_cast_saturates": cast_view,
 }
