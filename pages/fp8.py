@@ -111,7 +111,9 @@ if run is not None:
         st.dataframe(results.shared_table(("fp8-gemms", *key), lambda: _gemm_rows(run)), hide_index=True)
 
     st.caption(TEXT["timing"].format(events=run.events, trace=run.trace_seconds, analysis=run.analysis_seconds))
-    if run.cuda_max_abs_difference is not None:
+    if run.cuda_refused is not None:
+        st.caption(TEXT["cuda_refused"].format(message=text.echo(run.cuda_refused)))
+    elif run.cuda_max_abs_difference is not None:
         st.caption(TEXT["cuda_difference"].format(difference=run.cuda_max_abs_difference))
     elif "cuda" not in available_devices():
         st.caption(TEXT["cuda_none"])

@@ -204,7 +204,7 @@ def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu", traced: bool = True) 
     started = time.perf_counter()
     with trace(model, device="cpu") if traced else nullcontext(Trace(device="cpu")) as t:
         loss = _step(model, x, targets)
-    traced = time.perf_counter()
+    finished = time.perf_counter()
     x_in = x * cfg.attention.input_scale
     history = x_hist[-rec.recipe.amax_history :] if rec.recipe.amax_history else ()
     operands = [("x", None, x_in, quantize(x_in, rec.recipe, "input", history)), *rec.operands]
@@ -223,8 +223,8 @@ def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu", traced: bool = True) 
         tuple(tensors),
         tuple(gemms),
         float(loss.detach()),
-        traced - started,
-        time.perf_counter() - traced,
+        finished - started,
+        time.perf_counter() - finished,
         tuple(operands),
         tuple(g[5] for g in rec.gemms),
     )
@@ -250,6 +250,7 @@ class Fp8Lesson:
     trace_seconds: float
     analysis_seconds: float
     cuda_max_abs_difference: float | None  # CUDA's _scaled_mm outputs against the CPU's; None without CUDA
+    cuda_refused: str | None = None  # CUDA's _scaled_mm refused these operands: its message (never measured here)
 
 
 def lesson(recipe_name: str, outlier: float) -> Fp8Lesson:
@@ -260,10 +261,13 @@ def lesson(recipe_name: str, outlier: float) -> Fp8Lesson:
     res = run(cfg)
     first = res.trace.events[res.gemms[0].event] if res.gemms and res.gemms[0].event is not None else None
     _, _, x, stored = res.operands[0]
-    cuda = None
+    cuda = refused = None
     if torch.cuda.is_available() and res.recipe.scaled_mm:  # unmeasured here: no GPU in this project's sessions
-        on_gpu = run(cfg, device="cuda")
-        cuda = max(float((a - b).abs().max()) for a, b in zip(res.outputs, on_gpu.outputs, strict=True))
+        try:
+            on_gpu = run(cfg, device="cuda")
+            cuda = max(float((a - b).abs().max()) for a, b in zip(res.outputs, on_gpu.outputs, strict=True))
+        except (RuntimeError, ValueError) as e:  # a layout or dtype CUDA's kernel does not take: say so, not crash
+            refused = str(e).splitlines()[0][:200]
     return Fp8Lesson(
         res.recipe,
         outlier,
@@ -275,4 +279,5 @@ def lesson(recipe_name: str, outlier: float) -> Fp8Lesson:
         res.trace_seconds,
         res.analysis_seconds,
         cuda,
+        refused,
     )
