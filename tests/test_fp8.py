@@ -151,6 +151,9 @@ def test_outlier_flushes_a_per_tensor_scale_but_only_one_block():
     assert shares["tensorwise"] > 0.5  # one scale for the whole tensor: most of it below e4m3's smallest subnormal
     assert shares["mxfp8"] <= 31 / (32 * 64)  # only the outlier's block of 32 can lose anything
     assert shares["rowwise"] <= 63 / (32 * 64)  # only the outlier's row
+    # the tour's stop says so: NVFP4 has block scales too, yet its per-tensor scale follows the outlier
+    assert shares["nvfp4"] > 10 * max(shares["rowwise"], shares["mxfp8"])
+    assert shares["delayed"] == 0  # the history's scale: the outlier saturates instead
 
 
 def test_delayed_scaling_saturates_an_outlier_the_history_did_not_see():
