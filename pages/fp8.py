@@ -4,11 +4,12 @@ quantised tensor measured, and one input element made an outlier to show what sh
 import streamlit as st
 
 from mpviz.attention import available_devices
-from mpviz.fp8.block import lesson
+from mpviz.fp8.block import lesson, stepper_bundle
 from mpviz.fp8.recipes import RECIPE_NAMES, RECIPES
 from view import results, text
 from view.figures import fp8 as fp8_fig
 from view.page import chart, expert, guarded, page_header, show_warnings
+from view.stepper import mount_stepper
 from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
 TEXT = text.section("fp8")
@@ -109,6 +110,13 @@ if run is not None:
         else:
             st.info(TEXT["emulated"].format(op=run.gemms[0].op), icon="🧮")
         st.dataframe(results.shared_table(("fp8-gemms", *key), lambda: _gemm_rows(run)), hide_index=True)
+
+    with guarded("fp8 stepper"):  # on request: the bundle is a second traced run, and a large payload
+        if st.toggle(TEXT["stepper_toggle"], key="fp8_stepper"):
+            with results.spinner(("fp8-bundle", *key), TEXT["spinner"]):
+                bundle = results.isolated(("fp8-bundle", *key), stepper_bundle, s.recipe, s.outlier)
+            st.caption(TEXT["stepper_caption"])
+            mount_stepper(bundle, key="fp8_stepper_view", locale=text.language())
 
     st.caption(TEXT["timing"].format(events=run.events, trace=run.trace_seconds, analysis=run.analysis_seconds))
     if run.cuda_refused is not None:

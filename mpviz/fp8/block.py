@@ -35,9 +35,21 @@ from torch import nn
 from mpviz.fp8.quantize import Quantized, QuantizedTensor, measure, outcomes, quantize
 from mpviz.fp8.recipes import RECIPE_NAMES, Recipe, recipe
 from mpviz.model import AttentionConfig, ConfigError, build, validate
+from mpviz.model_bundle import model_bundle
 from mpviz.trace import TensorInfo, Trace, trace
 
-__all__ = ["MAX_OUTLIER", "PROJECTIONS", "Fp8Config", "Fp8Lesson", "Fp8Run", "Gemm", "lesson", "run", "validate_fp8"]
+__all__ = [
+    "MAX_OUTLIER",
+    "PROJECTIONS",
+    "Fp8Config",
+    "Fp8Lesson",
+    "Fp8Run",
+    "Gemm",
+    "lesson",
+    "run",
+    "stepper_bundle",
+    "validate_fp8",
+]
 
 PROJECTIONS: tuple[str, ...] = ("attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.out_proj")
 MAX_OUTLIER = 1e6  # |K| ceiling: beyond it the outlier alone would overflow what the lesson's figures show
@@ -178,12 +190,9 @@ def _step(model: nn.Module, x: torch.Tensor, targets: torch.Tensor) -> torch.Ten
     return loss
 
 
-def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu", traced: bool = True) -> Fp8Run:
-    """Trace one forward and backward of the block under `cfg.recipe` and measure every quantised tensor.
-
-    `device="cuda"` (only where torch.cuda.is_available()) runs the fp8 GEMMs with CUDA's _scaled_mm; the block
-    and every measurement stay on the CPU. `traced=False` runs the step without mpviz.trace (no events, no GEMM
-    event indices): the same numbers, several times faster, for checks that need only the measurements."""
+def _prepared(cfg: Fp8Config, device: str) -> tuple[nn.Module, torch.Tensor, torch.Tensor, _Recorder]:
+    """The block with its projections under the recipe, its input x with the outlier, its targets, its recorder;
+    for the delayed recipe, after the earlier steps that fill the amax histories."""
     validate_fp8(cfg)
     if device != "cpu" and not (device == "cuda" and torch.cuda.is_available()):
         raise ConfigError("device", device, ("cpu", "cuda"), "not available here")
@@ -201,6 +210,25 @@ def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu", traced: bool = True) 
     rec.start_step()
     x = x.clone()
     x[OUTLIER_AT] *= cfg.outlier
+    return model, x, targets, rec
+
+
+def stepper_bundle(recipe_name: str, outlier: float) -> bytes:
+    """The stepper's lesson bundle (mpviz.model_bundle; UTF-8 JSON, as view.stepper takes it) of one forward and
+    backward of the page's block under the recipe, autocast off: every op, the recipe's own among them (amax,
+    scale, the cast to fp8, the fp8 GEMM with its fp8 inputs and scales, or the emulation's dequantised matmul)."""
+    model, x, targets, _ = _prepared(Fp8Config(recipe=recipe_name, outlier=outlier), "cpu")
+    return model_bundle(model, (x, targets), dtype=None, reference=False).to_json().encode()
+
+
+def run(cfg: Fp8Config = Fp8Config(), device: str = "cpu", traced: bool = True) -> Fp8Run:
+    """Trace one forward and backward of the block under `cfg.recipe` and measure every quantised tensor.
+
+    `device="cuda"` (only where torch.cuda.is_available()) runs the fp8 GEMMs with CUDA's _scaled_mm; the block
+    and every measurement stay on the CPU. `traced=False` runs the step without mpviz.trace (no events, no GEMM
+    event indices): the same numbers, several times faster, for checks that need only the measurements."""
+    model, x, targets, rec = _prepared(cfg, device)
+    x_hist = rec.history["x"]
     started = time.perf_counter()
     with trace(model, device="cpu") if traced else nullcontext(Trace(device="cpu")) as t:
         loss = _step(model, x, targets)
