@@ -1,4 +1,4 @@
-"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|bench|lessons|export> [--json].
+"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|fp8|bench|lessons|export> [--json].
 
 Each subcommand has, in its module of mpviz/cli, one `_add_<name>(subparsers)` that declares its arguments
 (choices and defaults read from the engine's constants) and one `_run_<name>(args)` that prints. `main(argv)` runs
@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from mpviz.cli import attention, claims, export, lessons, numbers, training
+from mpviz.cli import attention, claims, export, fp8, lessons, numbers, training
 from mpviz.cli.arguments import Parser
 from mpviz.cli.output import EXIT_INTERNAL, EXIT_PIPE, EXIT_USAGE, PROG, UsageError, one_line, write_stdout
 from mpviz.model import ConfigError
@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     **numbers.COMMANDS,
     **training.COMMANDS,
     **claims.COMMANDS,
+    **fp8.COMMANDS,
     **lessons.COMMANDS,
     **export.COMMANDS,
 }

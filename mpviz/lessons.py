@@ -33,6 +33,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("formats", ":material/memory:", ("bits",), run_config="summary"),
     Lesson("softmax", ":material/functions:", ("softmax",), run_config="summary"),
     Lesson("scaler", ":material/speed:", ("scaler", "recipes")),
+    Lesson("fp8", ":material/compress:", ("fp8",), run_config="none"),  # below 16 bits: fp8, MXFP8, NVFP4 recipes
     Lesson("claims", ":material/fact_check:", ("claims",), run_config="none"),
     Lesson("glossary", ":material/menu_book:", run_config="none"),  # the terms the lessons use (glossary.toml)
 )

@@ -55,7 +55,12 @@ from torch import nn
 # mode-stack helpers let our own bookkeeping run untraced; tree_flatten finds tensors in nested arguments.
 from torch._C import DispatchKey
 from torch._subclasses.fake_tensor import is_fake
-from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes, _get_current_dispatch_mode_stack
+from torch.utils._python_dispatch import (
+    TorchDispatchMode,
+    _disable_current_modes,
+    _get_current_dispatch_mode_stack,
+    is_traceable_wrapper_subclass,
+)
 from torch.utils._pytree import tree_flatten
 
 from mpviz import landmarks
@@ -160,6 +165,11 @@ def _tensors(values, out: list[torch.Tensor]) -> list[torch.Tensor]:
     """The tensors among `values` (an op's arguments or results: tensors, lists/tuples/dicts of them), in order."""
     for v in values:
         if isinstance(v, torch.Tensor):
+            if type(v) is not torch.Tensor and is_traceable_wrapper_subclass(v):
+                # A wrapper subclass (torchao's Float8TrainingTensor) has no storage of its own; what it holds
+                # is its inner tensors (the fp8 payload, its scale), so those are what an event shows.
+                _tensors([getattr(v, name) for name in v.__tensor_flatten__()[0]], out)
+                continue
             out.append(v)
         elif isinstance(v, (list, tuple)):
             _tensors(v, out)

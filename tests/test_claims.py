@@ -15,6 +15,7 @@ import torch
 
 from mpviz import claims
 from mpviz.__main__ import main
+from mpviz.claims import fp8 as fp8_claims
 from mpviz.claims import grad_scaler, gradients
 from mpviz.formats import rounding_bin
 from mpviz.model import ConfigError, build
@@ -39,15 +40,16 @@ def parts(r: claims.Checked, device: str | None = None) -> dict[tuple[str, str |
 # ── the registry ────────────────────────────────────────────────────────────────────────────────────────────
 def test_claims_are_data_with_unique_ids_keys_topics_and_seed_file_names():
     ids = [c.id for c in claims.CLAIMS]
-    assert ids == list(range(1, 50))
+    assert ids == [*range(1, 50), *range(101, 105)]  # from 101: the fp8 world's claims (mpviz/claims/fp8.py)
     assert len({c.key for c in claims.CLAIMS}) == len(ids)
     for c in claims.CLAIMS:
-        assert c.seeds and all(re.fullmatch(r"\d{3}_[0-9a-f]{16}\.txt", s) for s in c.seeds), c.key
+        seed_file = re.compile(r"\d{3}_[0-9a-f]{16}\.txt")
+        assert c.seeds and all(seed_file.fullmatch(s) or s in fp8_claims.SOURCES for s in c.seeds), c.key
         assert c.topic in claims.TOPICS, c.key
     assert {c.id for c in claims.CLAIMS if c.on_demand} == {8, 9}
     assert {t: sum(c.topic == t for c in claims.CLAIMS) for t in claims.TOPICS} == {
         "autocast": 19,
-        "formats": 13,
+        "formats": 17,
         "training": 11,
         "code": 6,
     }
@@ -57,13 +59,14 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
     seeds = require_seeds()  # ../shared/seeds: a clone on its own skips this test (CI fails without them)
     cited = {s for c in claims.CLAIMS for s in c.seeds}
     assert cited == set(claims.SOURCES)
-    for name, (title_zh, title_en) in claims.SOURCES.items():
+    tutorials = [c for c in claims.CLAIMS if c.seeds[0] not in fp8_claims.SOURCES]  # the fp8 claims cite docs
+    for name, (title_zh, title_en) in claims.SOURCES.items() - fp8_claims.SOURCES.items():
         text = (seeds / name).read_text(encoding="utf-8")
         first_heading = text.splitlines()[0].lstrip("# ").strip()
         assert first_heading in title_zh or first_heading in title_en, name
         assert re.search(r"[\u4e00-\u9fff]", title_zh) and title_en.isascii(), name
     words = {lang: locale.load(lang, "claims")["claims"] for lang in ("zh", "en")}
-    for c in claims.CLAIMS:  # a claim's section is in the registry, or else in its words (zh quotes, en glosses)
+    for c in tutorials:  # a claim's section is in the registry, or else in its words (zh quotes, en glosses)
         heading_zh, heading_en = (
             c.section if c.section[0] else (words["zh"][c.key]["section"], words["en"][c.key]["section"])
         )
@@ -75,15 +78,17 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
 
 def test_select_filters_by_verdict_and_topic_and_groups_by_topic():
     results = {
-        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {}) for i in range(1, 50) if i not in SLOW
+        i: claims.Checked(i, "holds" if i % 2 else "does_not_hold", {}, None, {})
+        for i in (c.id for c in claims.CLAIMS)
+        if i not in SLOW
     }
     everything = claims.select(results)
     assert [c.topic for c in everything.shown] == sorted((c.topic for c in claims.CLAIMS), key=claims.TOPICS.index)
-    assert len(everything.shown) == 49 and everything.unplaced == ()
+    assert len(everything.shown) == 53 and everything.unplaced == ()
     held = claims.select(results, verdict="holds")
     assert {c.id for c in held.shown} == {i for i in results if i % 2} and {c.id for c in held.unplaced} == SLOW
     formats = claims.select(results, verdict="does_not_hold", topic="formats")
-    assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32, 40, 42] and formats.unplaced == ()
+    assert [c.id for c in formats.shown] == [4, 6, 20, 22, 32, 40, 42, 102, 104] and formats.unplaced == ()
     training = claims.select(results, topic="training")
     assert [c.id for c in training.shown] == [8, 9, 17, 18, 19, 29, 30, 35, 36, 48, 49]
     for bad in ({"verdict": "maybe"}, {"topic": "<b>x</b>"}):

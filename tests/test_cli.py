@@ -238,6 +238,7 @@ COMMANDS = {
     ),
     "policy": ([], ["--device"]),
     "claims": ([], ["--id"]),
+    "fp8": ([], ["--recipe", "--outlier", "--seq", "--dim", "--heads", "--seed"]),
     "lessons": ([], []),
     "export": (
         ["--out", "lesson.html", "--seq", "4", "--dim", "8", "--heads", "2"],

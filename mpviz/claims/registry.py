@@ -15,6 +15,7 @@ from mpviz.claims import (
     accumulation,
     api,
     autocast_policy,
+    fp8,
     grad_scaler,
     gradients,
     memory,
@@ -63,6 +64,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     ),
     SEED_SFT: ("05 - 混合精度训练配置深度分析", "05 - Mixed-precision training setup, analysed in depth"),
 }
+SOURCES |= fp8.SOURCES  # the fp8 claims' documentation and library sources (not seed tutorials)
 
 S_SFT_EXAMPLE = ("五、autocast 自动混合精度原理 › 5.2 实际应用示例", "5. How autocast works › 5.2 A worked example")
 S_SFT_MIXED = (
@@ -402,6 +404,7 @@ CLAIMS: tuple[Claim, ...] = (
         gradients.check_backward_inside_autocast_changes_nothing,
         topic="training",
     ),
+    *(Claim(**spec) for spec in fp8.CLAIM_SPECS),  # from the fp8 world, ids 101 on (mpviz/claims/fp8.py)
 )
 
 

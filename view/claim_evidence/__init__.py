@@ -15,6 +15,7 @@ from view.claim_evidence.autocast_policy import (
     policy_view,
     promote_view,
 )
+from view.claim_evidence.fp8 import cast_view, format_role_view, mx_gradient_view, nvfp4_view
 from view.claim_evidence.grad_scaler import (
     backoff_view,
     bf16_scaling_view,
@@ -93,4 +94,8 @@ VIEWS = {
     "lstm_low_precision": op_view,
     "scale_follows_gradients": scale_size_view,
     "backward_inside_autocast": backward_view,
+    "fp8_formats_by_role": format_role_view,  # the fp8 claims (mpviz/claims/fp8.py)
+    "mxfp8_needs_no_e5m2": mx_gradient_view,
+    "nvfp4_two_level": nvfp4_view,
+    "fp8_cast_saturates": cast_view,
 }
