@@ -7,7 +7,9 @@
 # Everything lives in one run directory, ${MPVIZ_CLUSTER_DIR:-${XDG_RUNTIME_DIR:-/tmp}/mpviz-cluster-PORT}:
 # replica-I.{pid,port,log}, nginx.{conf,pid}, nginx-{error,access}.log, cookie-secret, streamlit-static/, tmp/.
 # Environment: PYTHON (default python3); OMP_NUM_THREADS, torch's threads per replica (default: the machine's cores
-# shared out, at least 1, so N replicas do not each size their pools to the whole machine); MPVIZ_CLUSTER_DEBUG=1
+# shared out, at least 1, so N replicas do not each size their pools to the whole machine); MPVIZ_HOSTS, the host
+# names the app answers to, space-separated (default "localhost 127.0.0.1"; `*.example.org` allowed): nginx's
+# server_name (any other Host gets no answer) and the replicas' server.allowedHosts; MPVIZ_CLUSTER_DEBUG=1
 # adds an X-Upstream response header naming the replica that served each request (tests only: it tells visitors
 # the replicas' addresses).
 set -euo pipefail
@@ -152,6 +154,9 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
         false
     fi
 
+    hosts="${MPVIZ_HOSTS:-localhost 127.0.0.1}"
+    [[ "$hosts" =~ ^[A-Za-z0-9.*\ -]+$ ]] || { echo "MPVIZ_HOSTS must be host names separated by spaces" >&2; false; }
+
     threads=$(($(nproc) / n))
     ((threads >= 1)) || threads=1
     read -r -a ports <<<"$(free_ports "$n")"
@@ -159,6 +164,7 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
         p="${ports[$i]}"
         # setsid: each replica leads its own process group, so `stop` ends it and anything it spawned.
         (cd "$ROOT" && STREAMLIT_SERVER_COOKIE_SECRET="$secret" STREAMLIT_LOGGER_ENABLE_RICH=false \
+            STREAMLIT_SERVER_ALLOWED_HOSTS="$hosts" \
             OMP_NUM_THREADS="${OMP_NUM_THREADS:-$threads}" \
             exec setsid "$PYTHON" -m streamlit run app.py --server.address 127.0.0.1 --server.port "$p" \
             --server.headless true </dev/null >"$dir/replica-$i.log" 2>&1) &
@@ -174,6 +180,7 @@ s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null || { echo "127.0.0.
     conf="${conf//@STATIC_DIR@/$dir/streamlit-static}"
     conf="${conf//@RUN_DIR@/$dir}"
     conf="${conf//@LISTEN@/127.0.0.1:$port}"
+    conf="${conf//@SERVER_NAMES@/$hosts}"
     conf="${conf//@UPSTREAM_SERVERS@/${upstream%$'\n'}}"
     conf="${conf//@USER_LINE@/$user_line}"
     conf="${conf//@DEBUG_HEADERS@/$debug_headers}"

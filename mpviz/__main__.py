@@ -9,7 +9,9 @@ in-process and returns the exit status. The contract:
   stdout cannot be written: exactly one line on stderr, never a traceback, nothing on stdout.
 - 1: something failed inside (a probe's child process died, a bug): one line on stderr; MPVIZ_DEBUG=1 re-raises
   for the traceback.
-- 141 (128 + SIGPIPE), silently: the reader went away (`python -m mpviz trace | head -1`), as Unix tools do.
+- 141 (128 + SIGPIPE), silently: the reader went away before reading everything (`python -m mpviz trace | head
+  -c 10`), however short the output: output that fits in the pipe's buffer is waited on until the reader has read
+  it or gone (`mpviz.cli.output.reader_left`).
 
 Output is ASCII, the same bytes on every terminal: the CLI's own words are ASCII, JSON escapes non-ASCII as
 \\uXXXX, and any other non-ASCII text (a value echoed back) is written as a Python backslash escape. A terminal
@@ -25,7 +27,7 @@ from collections.abc import Callable
 
 from mpviz.cli import attention, claims, export, fp8, lessons, numbers, training
 from mpviz.cli.arguments import Parser
-from mpviz.cli.output import EXIT_INTERNAL, EXIT_PIPE, EXIT_USAGE, PROG, UsageError, one_line, write_stdout
+from mpviz.cli.output import EXIT_INTERNAL, EXIT_PIPE, EXIT_USAGE, PROG, UsageError, one_line, reader_left, write_stdout
 from mpviz.model import ConfigError
 
 # name → (declare arguments, run), in the order `--help` lists them
@@ -85,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         write_stdout("")  # fails now, before any work, if stdout is closed
         COMMANDS[command][1](args)
         write_stdout()  # flush inside the try: a reader that went away shows up here, not at exit
+        if reader_left():  # output that fit in the pipe, and the reader left without all of it
+            raise BrokenPipeError
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE

@@ -4,15 +4,19 @@ Streamlit runs every session in a thread of one process. Without limits, six vis
 config at once run six traces side by side (~0.7 GB each at the top size) and every other page waits on the
 CPU. So:
 
-- `AdmissionGate(slots)`: at most `slots` heavy computations run at once; the rest wait in FIFO order and are
+- `AdmissionGate(slots)`: at most `slots` computations run at once; the rest wait in FIFO order and are
   told their place in the queue every tick. A waiter whose callback raises (its session has gone) leaves the
-  queue and gives its place back.
+  queue and gives its place back. One client holds at most one place (queued or running); its other callers
+  wait behind that one, outside the queue.
+- Two lanes: `default_gate()` for heavy computations, `light_gate()` for light ones that run in worker processes
+  (mpviz.workers has a pool for each), so a small run never waits behind a top-size one.
 - `BoundedCache(max_bytes)`: a thread-safe, single-flight memo: concurrent callers of one key share one
   computation; results are evicted least-recently-used first once their estimated bytes pass `max_bytes`;
   a computation that raises is never cached.
 
 `default_gate()` and `default_cache()` are the process-wide instances, sized from the environment:
-MPVIZ_HEAVY_SLOTS (default: half the CPUs this process may use, at least 1) and MPVIZ_CACHE_MB (default 256).
+MPVIZ_HEAVY_SLOTS (default: half the CPUs this process may use, at least 1), MPVIZ_LIGHT_WORKERS (default 1) and
+MPVIZ_CACHE_MB (default 256).
 No streamlit here: the view wraps its heavy calls in `default_gate().admit(on_wait=...)` and its results in
 `default_cache().get_or_compute(...)`.
 """
@@ -77,6 +81,15 @@ def default_slots() -> int:
     return env_int("MPVIZ_HEAVY_SLOTS", max(1, usable_cpus() // 2), minimum=1)
 
 
+def light_slots() -> int:
+    """$MPVIZ_LIGHT_WORKERS, else 1: light runs (small traces and lessons, one claim) have a worker of their own.
+
+    One is enough: a light run takes tens of milliseconds to a second, and they wait for each other in order, told
+    their place. It costs one more idle worker process (~300 MB of torch) per replica.
+    """
+    return env_int("MPVIZ_LIGHT_WORKERS", 1, minimum=1)
+
+
 # ── admission ───────────────────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class GateStats:
@@ -84,11 +97,12 @@ class GateStats:
     running: int  # computations holding a slot now
     waiting: int  # callers in the queue now
     admitted: int  # since the gate was made
-    abandoned: int  # waiters that left the queue because their callback raised
+    abandoned: int  # waiters that left the queue (or the hold behind their own run) because their callback raised
+    held: int = 0  # callers held back, outside the queue, behind their own client's run
 
 
 class AdmissionGate:
-    """At most `slots` heavy computations at once in this process; other callers wait, first come first served.
+    """At most `slots` computations at once in this process; other callers wait, first come first served.
 
     `with gate.admit(on_wait=callback):` returns at once while a slot is free and nobody is queued; otherwise
     the caller joins the queue and `callback(position)` (1 = next in line) is called right away and then every
@@ -96,6 +110,11 @@ class AdmissionGate:
     to the one behind it, and the exception propagates. Leaving the `with` block, normally or by an exception,
     frees the slot. A thread that already holds a slot passes straight through a nested `admit` (a heavy
     computation made of heavy parts must not wait for itself).
+
+    `admit(client=key)`: one client (a browser's address) holds at most one place, queued or running. A second
+    caller of the same client waits outside the queue, hearing `on_held()` every tick (it may raise to give up,
+    as `on_wait`), until the first has finished, and only then joins the queue at its end: ten tabs of one client
+    take one place in line, not ten, so everyone else's wait does not grow with one client's tabs.
     """
 
     def __init__(self, slots: int, tick: float = TICK_S) -> None:
@@ -104,17 +123,26 @@ class AdmissionGate:
         self.slots, self.tick = slots, tick
         self._cond = threading.Condition()
         self._queue: deque[object] = deque()  # tickets, oldest first
+        self._clients: dict[Hashable, int] = {}  # client → its callers queued or running (at most 1)
         self._running = 0
+        self._held_back = 0
         self._admitted = 0
         self._abandoned = 0
         self._held = threading.local()  # depth of this thread's admissions
 
     def stats(self) -> GateStats:
         with self._cond:
-            return GateStats(self.slots, self._running, len(self._queue), self._admitted, self._abandoned)
+            return GateStats(
+                self.slots, self._running, len(self._queue), self._admitted, self._abandoned, self._held_back
+            )
 
     @contextmanager
-    def admit(self, on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
+    def admit(
+        self,
+        on_wait: Callable[[int], None] | None = None,
+        client: Hashable | None = None,
+        on_held: Callable[[], None] | None = None,
+    ) -> Iterator[None]:
         depth = getattr(self._held, "depth", 0)
         if depth:  # nested: this thread's slot covers it
             self._held.depth = depth + 1
@@ -123,7 +151,13 @@ class AdmissionGate:
             finally:
                 self._held.depth = depth
             return
-        self._wait_for_slot(on_wait)
+        if client is not None:
+            self._wait_for_client(client, on_held)
+        try:
+            self._wait_for_slot(on_wait)
+        except BaseException:
+            self._release_client(client)
+            raise
         self._held.depth = 1
         try:
             yield
@@ -133,8 +167,42 @@ class AdmissionGate:
                 self._running -= 1
                 idle = self._running == 0
                 self._cond.notify_all()
+            self._release_client(client)
             if idle:
                 return_freed_memory()
+
+    def _wait_for_client(self, client: Hashable, on_held: Callable[[], None] | None) -> None:
+        """Until `client` has nothing queued or running; then its place is taken for this caller."""
+        counted = False
+        try:
+            while True:
+                with self._cond:
+                    if not self._clients.get(client):
+                        self._clients[client] = 1
+                        if counted:
+                            self._held_back -= 1
+                        return
+                    if not counted:
+                        self._held_back += 1
+                        counted = True
+                if on_held is not None:
+                    on_held()  # outside the lock: it may be slow, or raise to give up
+                with self._cond:
+                    if self._clients.get(client):
+                        self._cond.wait(self.tick)
+        except BaseException:
+            with self._cond:
+                if counted:
+                    self._held_back -= 1
+                self._abandoned += 1
+            raise
+
+    def _release_client(self, client: Hashable | None) -> None:
+        if client is None:
+            return
+        with self._cond:
+            self._clients.pop(client, None)
+            self._cond.notify_all()  # a caller of this client held back may now join the queue
 
     def _wait_for_slot(self, on_wait: Callable[[int], None] | None) -> None:
         ticket = object()
@@ -358,16 +426,28 @@ class BoundedCache:
 # ── the process-wide instances ──────────────────────────────────────────────────────────────────────────────
 _defaults_lock = threading.Lock()
 _gate: AdmissionGate | None = None
+_light_gate: AdmissionGate | None = None
 _cache: BoundedCache | None = None
 
 
 def default_gate() -> AdmissionGate:
-    """The process-wide gate, made on first use with `default_slots()`."""
+    """The process-wide gate for heavy computations, made on first use with `default_slots()`."""
     global _gate
     with _defaults_lock:
         if _gate is None:
             _gate = AdmissionGate(default_slots())
         return _gate
+
+
+def light_gate() -> AdmissionGate:
+    """The process-wide gate for light computations run in worker processes: as many slots as light workers
+    (`light_slots()`), so a light run waits only for other light runs, never behind a heavy one, and hears its
+    place in that line."""
+    global _light_gate
+    with _defaults_lock:
+        if _light_gate is None:
+            _light_gate = AdmissionGate(light_slots())
+        return _light_gate
 
 
 def default_cache() -> BoundedCache:

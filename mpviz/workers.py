@@ -18,9 +18,13 @@ OOM killer, would end every session at once, and a run that never ends would hol
   torch to import. They inherit the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe) holds
   there too.
 
-`default_pool()` is the process-wide pool, or None where computations should stay in-process: size
-$MPVIZ_WORKERS (default `mpviz.admission.default_slots()`, the admission gate's slots; 0: no pool), time limit
-$MPVIZ_RUN_LIMIT_S (default 180 s), $MPVIZ_WORKER_TASKS calls per worker (default 25).
+- A worker found dead before a call is handed to it (killed while idle, or dead while starting) is replaced
+  there and then; the call runs in the replacement, and nobody is told of a failure that was not theirs.
+
+`default_pool()` is the process-wide pool for heavy runs, or None where computations should stay in-process: size
+$MPVIZ_WORKERS (default `mpviz.admission.default_slots()`, the heavy gate's slots; 0: no pools), time limit
+$MPVIZ_RUN_LIMIT_S (default 180 s), $MPVIZ_WORKER_TASKS calls per worker (default 25). `light_pool()` is a second
+pool, of $MPVIZ_LIGHT_WORKERS workers (default 1), for light runs, so that they never wait for a heavy one.
 No streamlit here: the view (view/results.py) decides what runs where and turns WorkerCrashed into words.
 """
 
@@ -42,7 +46,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mpviz.admission import default_slots, env_int, return_freed_memory
+from mpviz.admission import default_slots, env_int, light_slots, return_freed_memory
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -101,7 +105,10 @@ def _serve(conn: Connection) -> None:
     """A worker's loop: receive (fn, args), send ("ok", result) or ("err", portable exception); None ends it."""
     import mpviz  # noqa: F401  # warm up now (torch, the kernel probe), not on the first request
 
-    conn.send(("ready", None))
+    try:
+        conn.send(("ready", None))
+    except (BrokenPipeError, ConnectionResetError):  # the pool closed (or the server died) while we started
+        return
     while True:
         try:
             task = conn.recv()
@@ -161,6 +168,11 @@ class _Worker:
             return
         self.ready = True
 
+    def died_idle(self) -> bool:
+        """Whether it is gone before being handed a call (killed from outside, or died starting): an idle worker
+        never writes, so a readable socket after its "ready" is the end of file its death left."""
+        return not self.ready or self.process.poll() is not None or self.conn.poll(0)
+
     def stop(self, kill: bool = False) -> None:
         """End the process: politely when idle, by SIGKILL when it is running a call that must not finish."""
         if not kill:
@@ -188,6 +200,7 @@ class PoolStats:
     crashed: int  # calls whose worker died
     timed_out: int  # calls whose worker was killed at the time limit
     recycled: int  # workers retired after tasks_per_worker calls
+    replaced_idle: int = 0  # workers found dead before a call was handed to them: replaced, nobody's call failed
 
 
 class WorkerPool:
@@ -206,7 +219,7 @@ class WorkerPool:
         self._idle: list[_Worker] = [_Worker() for _ in range(size)]
         self._live = size
         self._waiting = 0
-        self._counts = dict.fromkeys(("calls", "crashed", "timed_out", "recycled"), 0)
+        self._counts = dict.fromkeys(("calls", "crashed", "timed_out", "recycled", "replaced_idle"), 0)
         self._closed = False
 
     def stats(self) -> PoolStats:
@@ -221,11 +234,11 @@ class WorkerPool:
         worker = self._acquire()
         healthy = False
         try:
+            worker = self._alive(worker)
             try:
-                worker.wait_ready()
                 worker.conn.send_bytes(task)
                 answered = worker.conn.poll(self.time_limit_s)
-            except OSError:  # it died while idle (killed from outside): the same as dying now
+            except OSError:  # it died in the instant since `_alive` looked: the same as dying now
                 answered = True
             if not answered:
                 self._count("timed_out")
@@ -257,6 +270,22 @@ class WorkerPool:
             self._cond.notify_all()
         for w in idle:
             w.stop()
+
+    def _alive(self, worker: _Worker, tries: int = 2) -> _Worker:
+        """`worker` ready for a call, or, if it died while idle (or starting), a fresh one in its place: a death
+        nobody's call caused is logged, never reported to the caller who happens to come next. After `tries`
+        workers dead on arrival the last is handed on as it is, and the call reports what is wrong."""
+        for attempt in range(tries):
+            worker.wait_ready()
+            if attempt == tries - 1 or not worker.died_idle():
+                return worker
+            _exited(worker.process)
+            pid, code = worker.process.pid, worker.process.returncode
+            _log.warning("worker pid %s died while idle (exit %s): replaced", pid, code)
+            self._count("replaced_idle")
+            worker.stop(kill=True)
+            worker = _Worker()
+        return worker
 
     # ── bookkeeping ─────────────────────────────────────────────────────────────────────────────────────────
     def _count(self, name: str) -> None:
@@ -317,36 +346,53 @@ class WorkerPool:
             return None
 
 
-# ── the process-wide pool ───────────────────────────────────────────────────────────────────────────────────
+# ── the process-wide pools ──────────────────────────────────────────────────────────────────────────────────
 _pool_lock = threading.Lock()
 _pool: WorkerPool | None = None
+_light_pool: WorkerPool | None = None
 _pool_made = False
 
 
+def _make_pools() -> None:
+    global _pool, _light_pool, _pool_made
+    size = env_int("MPVIZ_WORKERS", default_slots(), minimum=0)
+    if size:
+        limit = env_int("MPVIZ_RUN_LIMIT_S", DEFAULT_TIME_LIMIT_S, minimum=1)
+        tasks = env_int("MPVIZ_WORKER_TASKS", DEFAULT_TASKS_PER_WORKER, minimum=1)
+        _pool = WorkerPool(size, limit, tasks)
+        _light_pool = WorkerPool(light_slots(), limit, tasks)
+    _pool_made = True
+
+
 def default_pool() -> WorkerPool | None:
-    """The process-wide pool (made on first use, see the module doc), or None with MPVIZ_WORKERS=0."""
-    global _pool, _pool_made
+    """The process-wide pool for heavy runs (made on first use with the light one, see the module doc), or None
+    with MPVIZ_WORKERS=0."""
     with _pool_lock:
         if not _pool_made:
-            size = env_int("MPVIZ_WORKERS", default_slots(), minimum=0)
-            if size:
-                limit = env_int("MPVIZ_RUN_LIMIT_S", DEFAULT_TIME_LIMIT_S, minimum=1)
-                tasks = env_int("MPVIZ_WORKER_TASKS", DEFAULT_TASKS_PER_WORKER, minimum=1)
-                _pool = WorkerPool(size, limit, tasks)
-            _pool_made = True
+            _make_pools()
         return _pool
 
 
-def set_default_pool(pool: WorkerPool | None) -> None:
-    """Make `pool` the process-wide pool (None: compute in-process), e.g. for tests that patch the engine."""
-    global _pool, _pool_made
+def light_pool() -> WorkerPool | None:
+    """The process-wide pool for light runs ($MPVIZ_LIGHT_WORKERS workers, default 1), or None with
+    MPVIZ_WORKERS=0: a small run never waits for a worker busy with a top-size one."""
     with _pool_lock:
-        _pool, _pool_made = pool, True
+        if not _pool_made:
+            _make_pools()
+        return _light_pool
 
 
-def run_isolated(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in the default pool's workers, or in this process when there is no pool."""
-    pool = default_pool()
+def set_default_pool(pool: WorkerPool | None, light: WorkerPool | None = None) -> None:
+    """Make `pool` the process-wide pool for heavy runs and `light` (default: `pool` too) the one for light runs;
+    None: compute in-process, e.g. for tests that patch the engine."""
+    global _pool, _light_pool, _pool_made
+    with _pool_lock:
+        _pool, _light_pool, _pool_made = pool, light if light is not None else pool, True
+
+
+def run_isolated(fn: Callable[..., T], *args: Any, heavy: bool = False) -> T:
+    """`fn(*args)` in a worker of the heavy or the light pool, or in this process when there is no pool."""
+    pool = default_pool() if heavy else light_pool()
     return fn(*args) if pool is None else pool.run(fn, *args)
 
 

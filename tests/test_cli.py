@@ -341,6 +341,27 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scaler", "--steps", "2", "--seq", "4", "--dim", "8", "--heads", "2", "--inject-inf", "-1,5"],
+        ["bits", "-1e-3", "--format", "fp16"],
+        ["bits", "-inf", "--format", "fp16"],
+        ["softmax", "--logits", "-1,2"],
+        ["trace", "--seq", "4", "--dim", "8", "--heads", "2", "--input-scale", "-1e-3"],
+    ],
+)
+def test_negative_numbers_are_values_where_numbers_are_expected(args, capsys):
+    """argparse alone reads "-1,5" or "-1e-3" as an unknown option: the value must reach its own check instead."""
+    r = run_cli(capsys, *args)
+    assert "expected one argument" not in r.stderr and "unrecognized arguments" not in r.stderr, r.stderr
+    assert "required" not in r.stderr, r.stderr
+    if args[0] == "scaler":  # a step list with a negative step: refused by the engine, which names the step
+        assert r.returncode == 2 and "inject_inf=-1" in r.stderr
+    else:
+        assert r.returncode in (0, 2) and (r.returncode == 0) == (r.stderr == ""), r
+
+
 def test_an_internal_failure_is_one_line_with_exit_1(monkeypatch, capsys):
     def boom(args) -> None:
         raise RuntimeError("the probe's child died\nwith two lines")
@@ -378,6 +399,24 @@ def test_real_exit_codes_and_streams_in_a_child_process():
     gone.stdout.close()  # the reader leaves before the first byte (like `| head -0`)
     err = gone.stderr.read()
     assert gone.wait(timeout=120) == 141 and err == b""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trace", "--seq", "4", "--dim", "8", "--heads", "2", "--bundle"],  # ~170 KB: more than a pipe holds
+        ["bits", "1", "--format", "fp16"],  # ~300 bytes: all of it fits in the pipe before the reader leaves
+    ],
+)
+def test_a_reader_that_takes_10_bytes_and_leaves_gets_141(args):
+    """`python -m mpviz ... | head -c 10`, long output or short: 141, nothing on stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpviz", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert len(proc.stdout.read(10)) == 10
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141 and err == b""
 
 
 def test_the_cli_runs_with_the_engine_s_needs_alone():

@@ -18,6 +18,8 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
+from view.security_headers import HEADERS
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 STREAMLIT_INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
@@ -47,6 +49,7 @@ def test_config_is_safe_for_a_public_host():
     assert 0 < server["maxMessageSize"] <= 50
     assert 0 < server["maxWidgetStateSize"] <= 5
     assert 0 < server["disconnectedSessionTTL"] <= 60
+    assert set(server["allowedHosts"]) == {"localhost", "127.0.0.1"}  # local runs; each hosted path sets its own
     assert _config()["browser"]["gatherUsageStats"] is False
 
 
@@ -97,7 +100,10 @@ def test_dockerfile_builds_a_cpu_only_non_root_image_with_a_health_check():
     (health,) = [a for k, a in steps if k == "HEALTHCHECK"]
     assert f"127.0.0.1:{PORT}{HEALTH}" in health
     (cmd,) = [a for k, a in steps if k == "CMD"]
-    assert "--server.address=0.0.0.0" in cmd and f"--server.port={PORT}" in cmd and "app.py" in cmd
+    assert "--server.address=0.0.0.0" in cmd and f"--server.port={PORT}" in cmd
+    assert '"serve.py"' in cmd, "the container runs the app with its security headers (serve.py)"
+    env = " ".join(a for k, a in steps if k == "ENV")
+    assert re.search(r'STREAMLIT_SERVER_ALLOWED_HOSTS="[^"*]+"', env), "the container names the hosts it answers to"
 
 
 def test_dockerignore_keeps_the_app_and_drops_history_and_tests():
@@ -130,6 +136,7 @@ def _location(path: str) -> str:
 def test_csp_allows_exactly_the_inline_scripts_of_the_installed_streamlit():
     """Streamlit's index.html has inline scripts; the CSP allows each by hash, so an upgrade that changes one fails
     here instead of breaking the page behind the proxy."""
+    assert _header("Content-Security-Policy") == HEADERS["Content-Security-Policy"]  # the proxy's is the app's
     inline = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", STREAMLIT_INDEX.read_text(), re.S)
     wanted = {f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in inline}
     directives = dict(d.strip().split(None, 1) for d in _header("Content-Security-Policy").split(";") if d.strip())
@@ -146,9 +153,37 @@ def test_csp_allows_exactly_the_inline_scripts_of_the_installed_streamlit():
 def test_proxy_sets_security_headers_and_the_route_cookie():
     assert _header("X-Content-Type-Options") == "nosniff"
     assert _header("Referrer-Policy") == "no-referrer"
+    for name, value in HEADERS.items():  # the same headers as the app sends itself (serve.py)
+        assert _header(name) == value, name
     cookie = _header("Set-Cookie")
-    assert cookie.startswith("mpviz_route=$route_key;")
-    assert {"Path=/", "HttpOnly", "SameSite=Lax"} <= {p.strip() for p in cookie.split(";")}
+    assert cookie.startswith("mpviz_route=$route_key;") and cookie.endswith("$mpviz_cookie_secure")
+    parts = {p.strip() for p in cookie.removesuffix("$mpviz_cookie_secure").split(";")}
+    assert {"Path=/", "HttpOnly", "SameSite=Lax"} <= parts
+
+
+def _map(variable: str) -> str:
+    match = re.search(rf"map [^{{]*\${variable} \{{(.*?)\n    \}}", _nginx(), re.S)
+    assert match, f"no map to ${variable}"
+    return match.group(1)
+
+
+def test_proxy_sends_hsts_and_a_secure_cookie_only_under_tls():
+    assert "add_header Strict-Transport-Security $mpviz_hsts always;" in _nginx()
+    tls = _map("mpviz_tls")
+    assert '"~^on:" 1;' in tls and '"~:https$" 1;' in tls and "default 0;" in tls  # its own TLS, or the front's
+    assert re.search(r'1 "max-age=\d{7,}";', _map("mpviz_hsts")) and 'default "";' in _map("mpviz_hsts")
+    assert '1 "; Secure";' in _map("mpviz_cookie_secure") and 'default "";' in _map("mpviz_cookie_secure")
+
+
+def test_proxy_hides_metrics_checks_the_websocket_origin_and_answers_only_its_hosts():
+    assert "return 404;" in _location("/_stcore/metrics")
+    assert re.search(r"if \(\$mpviz_origin_ok = 0\) \{\s*return 403;", _location("/_stcore/stream"))
+    origin = re.compile(r"^https?://(?P<h>[^/|]+)[|](?P=h)$", re.I)  # the map's first line, in Python's syntax
+    assert '"~*^https?://(?<mpviz_origin_host>[^/|]+)[|]\\k<mpviz_origin_host>$" 1;' in _map("mpviz_origin_ok")
+    assert origin.match("http://mpviz.example.org|mpviz.example.org")
+    assert not origin.match("http://localhost:8501|mpviz.example.org:8501")
+    assert re.search(r"listen @LISTEN@ default_server;\s*server_name _;\s*return 444;", _nginx())
+    assert "server_name @SERVER_NAMES@;" in _nginx()
 
 
 def test_proxy_routes_by_room_code_then_cookie_then_a_fresh_key():
@@ -242,3 +277,19 @@ def test_k8s_service_and_ingress_keep_a_session_on_one_replica():
         assert int(notes[f"nginx.ingress.kubernetes.io/{timeout}"]) >= 3600, timeout
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == k8s["Service"]["metadata"]["name"]
+
+
+def test_k8s_ingress_is_https_only_and_the_pods_answer_only_its_host():
+    k8s = _k8s()
+    ingress = k8s["Ingress"]
+    notes = ingress["metadata"]["annotations"]
+    host = ingress["spec"]["rules"][0]["host"]
+    (tls,) = ingress["spec"]["tls"]
+    assert tls["hosts"] == [host] and tls["secretName"]
+    assert notes["nginx.ingress.kubernetes.io/ssl-redirect"] == notes["nginx.ingress.kubernetes.io/force-ssl-redirect"]
+    assert notes["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
+    assert notes["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true"
+    (container,) = k8s["Deployment"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["STREAMLIT_SERVER_ALLOWED_HOSTS"].split() == [host]
+    # the headers themselves come from the image's serve.py (test_dockerfile_...; tests/test_headers.py)

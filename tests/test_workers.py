@@ -225,7 +225,7 @@ def test_a_lost_worker_shows_a_message_and_a_retry_button_not_a_traceback(monkey
     from tests.apptest import failures, page_app
     from view import text
 
-    def lost(fn, *args):
+    def lost(fn, *args, **lane):
         raise failure
 
     monkeypatch.setattr(view.results, "run_isolated", lost)
@@ -236,7 +236,7 @@ def test_a_lost_worker_shows_a_message_and_a_retry_button_not_a_traceback(monkey
     shown = " ".join(e.value for e in at.error)
     assert common[key].split("(")[0] in shown and words in shown
     (retry,) = [b for b in at.button if b.label == common["retry"]]
-    monkeypatch.setattr(view.results, "run_isolated", lambda fn, *args: fn(*args))
+    monkeypatch.setattr(view.results, "run_isolated", lambda fn, *args, **lane: fn(*args))
     retry.click().run()
     assert not at.error and len(at.get("bidi_component")) == 1, "the retry computed the lesson"
 

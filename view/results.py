@@ -5,13 +5,16 @@ mpviz.workers): a native crash, an OOM kill or a run past the time limit there c
 which gets a message and a retry button (`view.page.worker_crash`); results are still cached here, in the server.
 
 A class on one link shares every result: `mpviz.admission.default_cache()` is a byte-bounded, single-flight memo
-keyed on small config objects. A heavy computation (see `mpviz.model.is_heavy`) first waits for a slot of
-`default_gate()`, and the page shows its place in the queue meanwhile; a visitor who leaves gives the place back
-(the next queue update raises Streamlit's stop in the waiting script). Results are shared: never mutate them.
+keyed on small config objects. Two lanes: a heavy computation (see `mpviz.model.is_heavy`) first waits for a slot
+of `default_gate()` (one place per client: `client_key`), a light one computed in a worker for a slot of
+`light_gate()`, whose worker no heavy run ever holds; the page says the visitor's place in the queue meanwhile, and
+a visitor who leaves gives the place back (the next queue update raises Streamlit's stop in the waiting script).
+Results are shared: never mutate them.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
@@ -23,7 +26,7 @@ import pyarrow as pa
 import streamlit as st
 
 import mpviz
-from mpviz.admission import default_cache, default_gate
+from mpviz.admission import AdmissionGate, default_cache, default_gate, light_gate
 from mpviz.bundle import counterpart_device, lesson_json
 from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
@@ -45,19 +48,45 @@ def config_key(cfg: AttentionConfig) -> tuple:
     return tuple(sorted(cfg.to_dict().items()))
 
 
-def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
-    """Run `fn` now, or, if `heavy`, once the admission gate has a slot, showing the visitor's place meanwhile."""
-    if not heavy:
-        return fn()
+def client_key() -> str | None:
+    """Who this session's browser is, for the heavy lane's one-place-per-client rule: the address the connection
+    came from, or, when it came through a proxy on this machine or a private network (deploy/nginx.conf.template,
+    an Ingress, a Space's front), the address that proxy saw, the last X-Forwarded-For entry (what it appended).
+    None for a browser on this machine with no proxy (local use: nobody to share with)."""
+    try:
+        ip = st.context.ip_address
+        forwarded = list(st.context.headers.get_all("X-Forwarded-For"))
+        private = ip is None or ipaddress.ip_address(ip.split("%")[0]).is_private
+    except Exception:  # no browser connection (a page test: a stand-in context): no client to tell apart
+        return None
+    if not private:
+        return ip  # straight from the internet: a header it sent proves nothing
+    hops = [h.strip() for line in forwarded if isinstance(line, str) for h in line.split(",") if h.strip()]
+    return hops[-1] if hops else ip
+
+
+def _through(gate: AdmissionGate, queued: str, fn: Callable[[], T], client: str | None = None) -> T:
+    """`fn()` once `gate` has a slot for it, saying meanwhile, in the words `queued` (with `{position}`), the
+    visitor's place in the queue, or that this browser's own other heavy run goes first."""
     slot = st.empty()
-    words = text.section("common")
 
     def on_wait(position: int) -> None:  # every tick: a session that has gone raises Streamlit's stop here
-        slot.info(words["queued"].format(position=position), icon="⏳")
+        slot.info(queued.format(position=position), icon="⏳")
 
-    with default_gate().admit(on_wait=on_wait):
+    def on_held() -> None:
+        slot.info(text.section("queue")["own"], icon="⏳")
+
+    with gate.admit(on_wait=on_wait, client=client, on_held=on_held):
         slot.empty()
         return fn()
+
+
+def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
+    """Run `fn` now, or, if `heavy`, once the heavy lane has a slot (one place per client), showing the visitor's
+    place meanwhile."""
+    if not heavy:
+        return fn()
+    return _through(default_gate(), text.section("common")["queued"], fn, client=client_key())
 
 
 def spinner(key: tuple, words: str) -> AbstractContextManager:
@@ -75,12 +104,8 @@ def _memo(key: tuple, compute: Callable[[], T], **options: object) -> T:
         return cache.get_or_compute(key, compute, **options)
 
 
-def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
-    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy.
-
-    While another session computes the same key, this one says so and waits; if it leaves meanwhile, the next
-    tick's update raises Streamlit's stop here and the wait ends (the computation goes on for the others).
-    """
+def _shared(key: tuple, compute: Callable[[], T]) -> T:
+    """`compute()` once per process for `key` (see `shared`), saying so to a session that waits for another's."""
     slot = None
 
     def on_wait() -> None:
@@ -90,10 +115,19 @@ def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
         slot.caption(text.section("common")["waiting_shared"])
 
     try:
-        return _memo(key, lambda: admitted(fn, heavy), on_wait=on_wait)
+        return _memo(key, compute, on_wait=on_wait)
     finally:
         if slot is not None:
             slot.empty()
+
+
+def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
+    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy.
+
+    While another session computes the same key, this one says so and waits; if it leaves meanwhile, the next
+    tick's update raises Streamlit's stop here and the wait ends (the computation goes on for the others).
+    """
+    return _shared(key, lambda: admitted(fn, heavy))
 
 
 def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
@@ -131,12 +165,16 @@ def shared_table(key: tuple, rows: Callable[[], list[dict] | pd.DataFrame]) -> p
 
 
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
-    """`fn(*args)` computed in a worker process, once per process for `key` (as `shared`), admitted when heavy.
+    """`fn(*args)` computed in a worker process, once per process for `key` (as `shared`): a heavy run in the heavy
+    lane (its gate and its workers), any other in the light lane (a gate and a worker of its own).
 
     `fn` is a module-level engine function; it and `args` must pickle. Raises mpviz.workers.WorkerCrashed (and
     WorkerTimeout) when the worker dies or runs past the limit: nothing is cached then, so a retry computes again.
     """
-    return shared(key, lambda: run_isolated(fn, *args), heavy)
+    if heavy:
+        return shared(key, lambda: run_isolated(fn, *args, heavy=True), heavy=True)
+    # the light lane: its own worker and its own queue, so it never waits behind a heavy run
+    return _shared(key, lambda: _through(light_gate(), text.section("queue")["light"], lambda: run_isolated(fn, *args)))
 
 
 def _trace_key(rc: RunConfig, device: str) -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 from collections.abc import Iterable
 
@@ -23,10 +24,17 @@ DEFAULT_MODEL = AttentionConfig()
 _TRACE_DEFAULTS = inspect.signature(trace_attention).parameters  # trace_attention's own device/dtype defaults
 
 
+# What argparse must take as a value, not an option, where it starts with "-": argparse's own test knows only
+# "-5" and "-.5", so "-1,5" (a step list), "-1e-3", "-inf" and "-nan" were read as unknown options. No option of
+# this CLI looks like one of these (every option is --word or -h).
+NEGATIVE_VALUE = re.compile(r"^-(?:\d|\.\d|inf|nan)[0-9a-z.,+_-]*$", re.IGNORECASE)
+
+
 class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)  # --loss must not silently mean --loss-multiplier
         super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_VALUE  # argparse's hook for "is this a negative number"
 
     def error(self, message: str) -> None:  # one line, no usage dump
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
