@@ -232,15 +232,16 @@ def test_a_presenter_link_naming_the_room_does_not_take_a_departed_teachers_clas
     presenter, _ = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
     follower, _ = _open(student, f"{server}/?follow={code}")
-    follower.evaluate(SCROLL_TO_END)  # reading further down the lesson than the presenter
     presenter.close()
-    follower.wait_for_function(NOTICE_IN_VIEW, arg=_after_code(words["presenter_gone"]), timeout=25_000)
-    _sidebar_says(follower, _after_code(words["following_gone"]))
+    _shows(follower, _after_code(words["presenter_gone"]), 25_000)
 
     stranger, _ = _open(intruder, f"{server}/glossary?present=1&room={code}", state=False)
     assert _room_code(stranger) != code
     time.sleep(3 * POLL_S + 1)  # longer than a follower needs to follow
     assert not follower.evaluate("location.pathname").endswith("/glossary"), "the class stays where it was"
+    follower.evaluate(SCROLL_TO_END)  # reading further down the lesson than the presenter
+    follower.wait_for_function(NOTICE_IN_VIEW, arg=_after_code(words["presenter_gone"]), timeout=5_000)
+    _sidebar_says(follower, _after_code(words["following_gone"]))
 
     presenter, _ = _open(teacher, f"{server}/?present=1")  # the teacher is back, in the same browser
     assert _room_code(presenter) == code

@@ -21,8 +21,8 @@ The contract:
 - `poll(code, follower, client, alive)` is a follower's tick (`Lookup`): the room, how long every presenter
   session of it has been disconnected, and, for a client that tried too many codes that lead nowhere, how long it
   must wait (`LookupLimiter`). A poll counts the follower as present for `FOLLOWER_TTL_S` and keeps the room active.
-- A room whose presenter sessions have all been disconnected for `DEPARTED_S` ends; so does one nobody presented
-  to or followed for `ttl_s`.
+- A room whose presenter sessions have all been disconnected for `DEPARTED_S` ends (followers polling it do not
+  keep it: a class cannot be handed to whoever presents next). A connected presenter's room stays.
 - `hand_over(key)` makes a one-time token that `redeem` turns into the key, once, within `HANDOVER_S`: how a
   presenter moves to another device.
 """
@@ -62,7 +62,6 @@ PRESENTER_KEY = re.compile(r"[A-Za-z0-9_-]{22,128}")  # urlsafe base64 of at lea
 PRESENTER_KEY_BYTES = 32  # 256 random bits
 MAX_ROOMS = 512
 MAX_ROOMS_PER_CLIENT = 8  # a school behind one address may have a few presenters; a flood from it may not
-ROOM_TTL_S = 4 * 3600.0  # a lesson, with room to spare: nobody presented to or followed it for this long
 DEPARTED_S = 10 * 60.0  # every presenter session disconnected this long: the room ends (within 15 min, swept 1/s)
 ACTIVE_S = 5 * 60.0  # a room whose presenter or a follower was seen this recently is never evicted
 MAX_SUFFIX = 999
@@ -194,12 +193,11 @@ class RoomRegistry:
     def __init__(
         self,
         max_rooms: int = MAX_ROOMS,
-        ttl_s: float = ROOM_TTL_S,
         clock: Callable[[], float] = time.monotonic,
         max_per_client: int = MAX_ROOMS_PER_CLIENT,
         limiter: LookupLimiter | None = None,
     ) -> None:
-        self.max_rooms, self.ttl_s, self.max_per_client = max_rooms, ttl_s, max_per_client
+        self.max_rooms, self.max_per_client = max_rooms, max_per_client
         self._clock = clock
         self._limiter = limiter or LookupLimiter()
         self._rooms: dict[str, Room] = {}
@@ -336,8 +334,8 @@ class RoomRegistry:
         self._followers.pop(code, None)
 
     def _sweep(self, now: float, alive: Callable[[str], bool], *, force: bool = False) -> None:
-        """End rooms whose presenter departed DEPARTED_S ago or that nobody used for ttl_s (at most once a
-        SWEEP_EVERY_S unless `force`); note when a room's presenter sessions were all first seen gone."""
+        """End rooms whose presenter sessions all departed DEPARTED_S ago (at most once a SWEEP_EVERY_S unless
+        `force`); note when a room's presenter sessions were all first seen gone."""
         if not force and now - self._swept_at < SWEEP_EVERY_S:
             return
         self._swept_at = now
@@ -350,9 +348,6 @@ class RoomRegistry:
             if room.gone_since is None:
                 self._rooms[code] = replace(room, gone_since=now)
             elif now - room.gone_since > DEPARTED_S:
-                self._drop(code)
-                continue
-            if now - room.active_at > self.ttl_s:
                 self._drop(code)
 
     def _make_space(self, now: float, alive: Callable[[str], bool]) -> None:
