@@ -354,6 +354,9 @@ def test_a_flood_of_presenter_sessions_from_one_client_leaves_the_teachers_room_
         await asyncio.gather(*sessions)
 
     _in_thread(flood())
+    words = text.load("en", "classroom")
+    said = _in_thread(_session(server, "glossary", f"follow={code}", {}))  # a late student, before the teacher moves
+    assert _after_code(words["following"]) in said and _after_code(words["waiting"]) not in said, "the room lived"
     _follows_a_step(presenter, follower)  # the class still follows the teacher, who never reloaded
     assert _room_code(presenter) == code, "the teacher was not silently given another code"
     presenter.reload()
