@@ -288,6 +288,36 @@ def _in_thread(coro):
     return result[0]
 
 
+@pytest.mark.browser
+def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streamlit_server):
+    """The presenter's sidebar makes a one-time link; the device that opens it presents the same room (and keeps it
+    across a reload: the key is now in its browser); the link opened again gives nothing."""
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    laptop = browser.new_context(viewport={"width": 1440, "height": 900})
+    tablet = browser.new_context(viewport={"width": 1024, "height": 768})
+    late = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(laptop, f"{server}/?present=1")
+    code = _room_code(presenter)
+    presenter.locator("[data-testid=stExpandSidebarButton]").click()  # presenter mode starts it collapsed
+    presenter.get_by_text(words["handover"]).click()
+    presenter.get_by_role("button", name=words["handover_make"]).click()
+    link = presenter.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="handover=")
+    link = link.first.text_content()
+    assert "present" not in link and code in link
+    moved, _ = _open(tablet, link)
+    assert _room_code(moved) == code and "handover=" not in moved.url and "follow=" not in moved.url
+    moved.reload()
+    moved.wait_for_selector(APP_IDLE, timeout=120_000)
+    moved.goto(f"{server}/?present=1")  # a plain presenter link on the tablet now: its browser holds the key
+    assert _room_code(moved) == code
+    spent, _ = _open(late, link, state=False)
+    _shows(spent, words["handover_used"].split(".")[0], 10_000)
+    assert not spent.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="follow=").count()
+    for context in (laptop, tablet, late):
+        context.close()
+
+
 FLOOD = 520  # more presenter sessions than view.rooms.MAX_ROOMS held rooms before presenter keys
 
 
