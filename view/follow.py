@@ -65,6 +65,7 @@ REFUSED = "_room_refused"  # session key: why no room could be opened (view.room
 HANDED = "_handover_link"  # session key: the hand-over link made in this session
 GONE = "_presenter_gone"  # session key: whether this follower's presenter is gone (what the sidebar last said)
 BACK_AT = "_presenter_back_at"  # session key: when this follower's presenter came back
+CLIENT = "_client"  # session key: who this session is for the per-client bounds (client_id)
 LOOKUP_WAIT = "_lookup_wait"  # session key: seconds this follower's client must wait before trying a new code
 
 _key_component = st.components.v2.component(
@@ -101,11 +102,12 @@ def client_id() -> str | None:
     last X-Forwarded-For entry, the one a client cannot write) when the connection comes from a proxy's place,
     else the connection's own address. None for this machine itself without a proxy (a teacher's laptop, the
     tests): it is not bounded. A server exposed directly on a private network trusts that network's header."""
+    if CLIENT in st.session_state:  # a session's connection does not change: read its headers once, not per poll
+        return st.session_state[CLIENT]
     peer = st.context.ip_address
     forwarded = (st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
-    if forwarded and _proxied(peer):
-        return forwarded
-    return peer
+    client = st.session_state[CLIENT] = forwarded if forwarded and _proxied(peer) else peer
+    return client
 
 
 def route_key() -> str | None:
