@@ -7,7 +7,7 @@ export default [
   js.configs.recommended,
   {
     files: ["assets/components/stepper/**/*.js"],
-    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
+    languageOptions: { ecmaVersion: 2025, sourceType: "module", globals: { ...globals.browser } },
     rules: { "no-unused-vars": ["error", { argsIgnorePattern: "^_" }], eqeqeq: ["error", "smart"] },
   },
   {

@@ -28,7 +28,9 @@ from view.figures import softmax as softmax_fig
 from view.figures import style
 from view.figures.shared import SharedFigure
 from view.figures.style import PRESENTER_FONT
-from view.rooms import ROOMS
+from view.follow import ENDED, PRESENTER_KEY_STATE
+from view.page import PERSONAL_KEYS
+from view.rooms import ROOMS, new_presenter_key
 from view.url import BROWSER_KEYS, KEEP
 
 TOUR_WORDS = ("title", "question", "notice")
@@ -202,8 +204,16 @@ def test_presenter_stepper_is_scaled_and_reports_its_place():
 
 
 # ── follow-me, server side ──────────────────────────────────────────────────────────────────────────────────
+def _presenter(page: str, key: str | None = None, **params: str):
+    """A presenter's session whose browser has said its presenter key (AppTest runs no component JS: the key the
+    component would report is put where view/follow.py keeps it)."""
+    at = page_app(page, present="1", **params)
+    at.session_state[PRESENTER_KEY_STATE] = key or new_presenter_key()
+    return at
+
+
 def test_a_follower_opens_the_presenters_view_and_can_stop():
-    presenter = page_app("pages/formats.py", present="1", value="70000", dtype="fp16").run()
+    presenter = _presenter("pages/formats.py", value="70000", dtype="fp16").run()
     assert not failures(presenter)
     (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)  # the link handed to the students
     room = ROOMS.get(code)
@@ -225,7 +235,7 @@ def test_a_follower_opens_the_presenters_view_and_can_stop():
 def test_a_follower_not_on_the_presenters_page_is_taken_there_again():
     """A view taken whose page run never came (a rerun lost in a race of reruns; here: the student opened another
     lesson) is taken again at the next run or poll: following shows the presenter's page until one stops."""
-    presenter = page_app("pages/softmax.py", present="1").run()
+    presenter = _presenter("pages/softmax.py").run()
     (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)
     follower = page_app("pages/attention.py", follow=code).run()
     assert not failures(follower) and follower.session_state["_page"] == "softmax"
@@ -233,12 +243,12 @@ def test_a_follower_not_on_the_presenters_page_is_taken_there_again():
     assert not failures(follower) and follower.session_state["_page"] == "softmax"
 
 
-def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
+def test_the_presenter_sees_the_room_a_qr_code_and_how_many_follow_and_no_url_names_it():
     words = text.section("classroom")
-    presenter = page_app("pages/policy.py", present="1").run()
+    presenter = _presenter("pages/policy.py").run()
     assert not failures(presenter)
-    code = _query(presenter)["room"]  # kept in the presenter's URL: a reload opens the same room
-    assert ROOMS.get(code) is not None and presenter.session_state["_room"] == code
+    code = presenter.session_state["_room"]
+    assert ROOMS.get(code) is not None and "room" not in _query(presenter), "the room is the key's, not the URL's"
     (qr,) = [h.proto.body for h in presenter.get("html") if "class='mpviz-qr'" in h.proto.body]
     assert "<svg" in qr and "http" not in qr.split("aria-label")[0]  # drawn here, nothing fetched
     assert any(m.value == words["audience"].format(n=0) for m in presenter.markdown)
@@ -249,6 +259,62 @@ def test_the_presenter_sees_the_room_in_the_url_a_qr_code_and_how_many_follow():
     assert "room" not in _query(follower), "a follower's own URL does not name the presenter's room"
     presenter.toggle(key="present").set_value(False).run()
     assert ROOMS.get(code) is None and "room" not in presenter.query_params
+
+
+def test_a_presenter_link_naming_a_room_gives_nobody_that_room():
+    teacher_key = new_presenter_key()
+    teacher = _presenter("pages/attention.py", key=teacher_key).run()
+    code = teacher.session_state["_room"]
+    intruder = _presenter("pages/glossary.py", room=code).run()  # present=1&room=CODE, another browser's key
+    assert not failures(intruder) and intruder.session_state["_room"] != code
+    assert "room" not in _query(intruder)
+    intruder.run()
+    assert ROOMS.get(code).view.page == "attention", "the class stays with the teacher"
+    without_key = page_app("pages/glossary.py", present="1", room=code).run()  # no key said yet: no room at all
+    assert not failures(without_key) and "_room" not in without_key.session_state
+    back = _presenter("pages/formats.py", key=teacher_key).run()  # the teacher's reload: the same room
+    assert back.session_state["_room"] == code and ROOMS.get(code).view.page == "formats"
+
+
+def test_a_presenter_whose_room_ended_is_told_and_chooses_a_new_one():
+    key = new_presenter_key()
+    teacher = _presenter("pages/policy.py", key=key).run()
+    code = teacher.session_state["_room"]
+    ROOMS.close(code, key)  # ended while the teacher's tab was away (a restart, DEPARTED_S)
+    back = _presenter("pages/policy.py", key=key)
+    back.session_state["_stored_room"] = code  # what the browser kept beside its key
+    back.run()
+    assert not failures(back) and back.session_state[ENDED] == code and "_room" not in back.session_state
+    assert any(code in w.value for w in back.warning), "told which room ended, not silently given another"
+    back.button(key="new_room").click().run()
+    assert not failures(back) and back.session_state["_room"] not in (None, code) and ENDED not in back.session_state
+
+
+def test_a_hand_over_link_moves_the_room_to_another_device_once():
+    key = new_presenter_key()
+    teacher = _presenter("pages/policy.py", key=key).run()
+    code = teacher.session_state["_room"]
+    teacher.sidebar.button(key="handover_make").click().run()
+    (link,) = [c.value for c in teacher.sidebar.code if "handover=" in c.value]
+    token = re.search(r"handover=([\w-]+)", link).group(1)
+    assert f"follow={code}" in link and key not in link
+    phone = page_app("pages/attention.py", follow=code, handover=token).run()
+    assert not failures(phone)
+    assert (
+        phone.session_state["present"] and phone.session_state["_room"] == code and phone.session_state["follow"] == ""
+    )
+    assert "handover" not in _query(phone) and "follow" not in _query(phone)
+    again = page_app("pages/attention.py", follow=code, handover=token).run()  # used: the link is spent
+    assert not failures(again) and not again.session_state["present"] and any(w.value for w in again.warning)
+
+
+def test_the_share_link_keeps_the_language_and_drops_every_personal_key():
+    presenter = _presenter("pages/formats.py", lang="en", value="70000").run()
+    (link,) = [c.value for c in presenter.sidebar.code if "value=70000" in c.value]
+    assert "lang=en" in link and not any(f"{k}=" in link for k in PERSONAL_KEYS)
+    english = page_app("pages/formats.py").run()  # an English browser, no ?lang: the link still says it
+    (link,) = [c.value for c in english.sidebar.code]
+    assert "lang=en" in link
 
 
 # ── what a class costs the server: a page change, thirty times at once ─────────────────────────────────────
@@ -311,7 +377,7 @@ def test_a_shared_figures_presenter_copy_is_made_once_for_every_presenter(monkey
 
 def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch):
     default_cache().clear()
-    presenter = page_app("pages/policy.py", present="1").run()
+    presenter = _presenter("pages/policy.py").run()
     code = presenter.session_state["_room"]
     assert ROOMS.get(code).view.page == "policy"
     seen = []

@@ -1,8 +1,10 @@
 """The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading
 the page, a think-first stop hides its answer until Reveal, a follower follows a presenter within 2 s (scrolled to
 the step card) and stays put after stopping, a room survives a presenter reload and its follower is told while the
-presenter is gone, and (slow) what 30 followers of one room cost the server and how fast steps and page changes
-reach them, printed.
+presenter is gone (in a notice on screen wherever they scrolled) and when they are back; nobody takes a room over
+(a presenter link naming it, the route cookie and the presenter toggle, a flood of presenter sessions), wrong codes
+are limited per client, and (slow) what 30 followers of one room cost the server and how fast steps and page
+changes reach them, printed.
 
 The 30 followers are small websocket clients that behave like a browser tab for this purpose: they open the follow
 link, then send the follow fragment's auto-rerun every interval the server asked for, as Streamlit's frontend does.
@@ -11,6 +13,7 @@ link, then send the follow fragment's auto-rerun every interval the server asked
 import asyncio
 import os
 import re
+import secrets
 import statistics
 import threading
 import time
@@ -28,6 +31,7 @@ from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 from view import text, tour
 from view.follow import POLL_S
+from view.rooms import WRONG_CODES, WRONG_WINDOW_S
 from view.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
 
 FOLLOW_WITHIN_MS = 2000  # a class can't follow a lagging screen: a follower shows the presenter's step within 2 s
@@ -55,7 +59,8 @@ CARD_IN_VIEW = """() => { const host = document.querySelector('.st-key-stepper [
 
 
 def _room_code(page) -> str:
-    link = page.locator("[data-testid=stSidebar] [data-testid=stCode] code").first.text_content()
+    """The room a presenter's sidebar hands out (once the browser's presenter key has opened it)."""
+    link = page.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="follow=").first.text_content()
     return re.search(r"follow=([A-Za-z0-9_-]+)", link).group(1)
 
 
@@ -159,25 +164,38 @@ def _shows(page, words: str, timeout: float) -> None:
     )
 
 
+def _after_code(template: str) -> str:
+    """The words of a notice right after its {code}: what tells "has left" from "is back"."""
+    return template.split("{code}")[1].split("{")[0].split("(")[0].strip()
+
+
+# a notice the follower can read where they are: inside the viewport, with the words, while scrolled to the end
+NOTICE_IN_VIEW = """(w) => { const n = document.querySelector('.st-key-follow_notice');
+  if (!n || !n.innerText.includes(w)) return false;
+  const r = n.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }"""
+SCROLL_TO_END = """() => { const main = '[data-testid=stMain] [data-testid=stVerticalBlock] > *';
+  const blocks = document.querySelectorAll(main); blocks[blocks.length - 1].scrollIntoView({ block: 'end' }); }"""
+
+
 @pytest.mark.browser
 def test_the_room_survives_a_presenter_reload_and_followers_are_told_while_the_presenter_is_gone(
     browser, streamlit_server
 ):
     server, _ = streamlit_server
     words = text.load("en", "classroom")
-    gone = words["presenter_gone"].split("{")[0].strip()
+    gone = _after_code(words["presenter_gone"])
     teacher = browser.new_context(viewport={"width": 1440, "height": 900})
     student = browser.new_context(viewport={"width": 1024, "height": 768})
     presenter, _ = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
-    presenter.wait_for_function(f"() => new URLSearchParams(location.search).get('room') === '{code}'")
+    assert "room=" not in presenter.url, "the room is the browser's presenter key's, never the URL's"
     follower, _ = _open(student, f"{server}/?follow={code}")
     _shows(presenter, words["audience"].format(n=1).replace("*", ""), 10_000)  # the live count, without a rerun
 
     presenter.reload()  # the room and its follower survive it
     presenter.wait_for_selector(APP_IDLE, timeout=120_000)
     presenter.wait_for_function(f"({STATE})() !== null", timeout=60_000)
-    assert _room_code(presenter) == code and f"room={code}" in presenter.url
+    assert _room_code(presenter) == code and "room=" not in presenter.url
     _follows_a_step(presenter, follower)
 
     url = presenter.url
@@ -192,6 +210,217 @@ def test_the_room_survives_a_presenter_reload_and_followers_are_told_while_the_p
     _follows_a_step(presenter, follower)
     teacher.close()
     student.close()
+
+
+# ── nobody takes a room over ────────────────────────────────────────────────────────────────────────────────
+def _sidebar_says(page, words: str, timeout: float = 10_000) -> None:
+    page.wait_for_function(
+        "(w) => document.querySelector('[data-testid=stSidebar]').innerText.includes(w)", arg=words, timeout=timeout
+    )
+
+
+@pytest.mark.browser
+def test_a_presenter_link_naming_the_room_does_not_take_a_departed_teachers_class(browser, streamlit_server):
+    """The teacher's tab closes; someone opens `/glossary?present=1&room=CODE`: they get a room of their own, the
+    class stays where it was and reads that the presenter left (on screen, scrolled anywhere; the sidebar agrees),
+    and the teacher who comes back has the same room and is told nothing else."""
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    intruder = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    follower, _ = _open(student, f"{server}/?follow={code}")
+    presenter.close()
+    _shows(follower, _after_code(words["presenter_gone"]), 25_000)
+
+    stranger, _ = _open(intruder, f"{server}/glossary?present=1&room={code}", state=False)
+    assert _room_code(stranger) != code
+    time.sleep(3 * POLL_S + 1)  # longer than a follower needs to follow
+    assert not follower.evaluate("location.pathname").endswith("/glossary"), "the class stays where it was"
+    follower.evaluate(SCROLL_TO_END)  # reading further down the lesson than the presenter
+    follower.wait_for_function(NOTICE_IN_VIEW, arg=_after_code(words["presenter_gone"]), timeout=5_000)
+    _sidebar_says(follower, _after_code(words["following_gone"]))
+
+    presenter, _ = _open(teacher, f"{server}/?present=1")  # the teacher is back, in the same browser
+    assert _room_code(presenter) == code
+    follower.wait_for_function(NOTICE_IN_VIEW, arg=_after_code(words["presenter_back"]), timeout=10_000)
+    _sidebar_says(follower, _after_code(words["following"]))
+    _follows_a_step(presenter, follower)
+    for context in (teacher, student, intruder):
+        context.close()
+
+
+@pytest.mark.browser
+def test_a_follower_with_the_teachers_route_cookie_who_turns_presenter_mode_on_gets_a_room_of_their_own(
+    browser, streamlit_server
+):
+    """Behind the proxy a follower of room K carries the route cookie K, as the teacher does; with the teacher
+    gone, turning presenter mode on opens another room, never K."""
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    key = "k" + secrets.token_hex(4)  # what the proxy would set (deploy/nginx.conf.template)
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    for context in (teacher, student):
+        context.add_cookies([{"name": "mpviz_route", "value": key, "url": server}])
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    assert code.split("-")[0] == key, "the room routes like the teacher's cookie"
+    follower, _ = _open(student, f"{server}/?follow={code}")
+    presenter.close()
+    _shows(follower, _after_code(words["presenter_gone"]), 25_000)
+    follower.locator("[data-testid=stSidebar] label", has_text=words["present"]).first.click()
+    assert _room_code(follower) != code
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    assert _room_code(presenter) == code
+    teacher.close()
+    student.close()
+
+
+def _in_thread(coro):
+    """Run a coroutine to its end on a loop of its own (Playwright's sync API holds this thread's loop)."""
+    result = []
+    thread = threading.Thread(target=lambda: result.append(asyncio.run(coro)))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+@pytest.mark.browser
+def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streamlit_server):
+    """The presenter's sidebar makes a one-time link; the device that opens it presents the same room (and keeps it
+    across a reload: the key is now in its browser); the link opened again gives nothing."""
+    server, _ = streamlit_server
+    words = text.load("en", "classroom")
+    laptop = browser.new_context(viewport={"width": 1440, "height": 900})
+    tablet = browser.new_context(viewport={"width": 1024, "height": 768})
+    late = browser.new_context(viewport={"width": 1024, "height": 768})
+    presenter, _ = _open(laptop, f"{server}/?present=1")
+    code = _room_code(presenter)
+    presenter.locator("[data-testid=stExpandSidebarButton]").click()  # presenter mode starts it collapsed
+    presenter.get_by_text(words["handover"]).click()
+    presenter.get_by_role("button", name=words["handover_make"]).click()
+    link = presenter.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="handover=")
+    link = link.first.text_content()
+    assert "present" not in link and code in link
+    moved, _ = _open(tablet, link)
+    assert _room_code(moved) == code and "handover=" not in moved.url and "follow=" not in moved.url
+    moved.reload()
+    moved.wait_for_selector(APP_IDLE, timeout=120_000)
+    moved.goto(f"{server}/?present=1")  # a plain presenter link on the tablet now: its browser holds the key
+    assert _room_code(moved) == code
+    spent, _ = _open(late, link, state=False)
+    _shows(spent, words["handover_used"].split(".")[0], 10_000)
+    assert not spent.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="follow=").count()
+    for context in (laptop, tablet, late):
+        context.close()
+
+
+FLOOD = 520  # more presenter sessions than view.rooms.MAX_ROOMS held rooms before presenter keys
+
+
+async def _session(
+    base_url: str, path: str, query: str, headers: dict, hold: asyncio.Event | None = None, ran: list | None = None
+) -> str:
+    """One session without a browser: opens `/path?query` with `headers`, returns the text of the alerts its first
+    run showed; with `hold`, stays connected until it is set (and says in `ran` that its first run finished)."""
+    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
+    async with connect(
+        ws_url,
+        subprotocols=[Subprotocol("streamlit")],
+        max_size=MAX_MESSAGE_BYTES,
+        ping_interval=None,
+        open_timeout=120,
+        additional_headers=headers,
+    ) as ws:
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string, state.page_name = query, path
+        state.context_info.url = f"{base_url}/{path}?{query}"
+        await ws.send(msg.SerializeToString())
+        said = []
+        while True:
+            fwd = ForwardMsg()
+            fwd.ParseFromString(await ws.recv(decode=False))
+            kind = fwd.WhichOneof("type")
+            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                if fwd.delta.new_element.WhichOneof("type") == "alert":
+                    said.append(fwd.delta.new_element.alert.body)
+            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                break
+        if hold is not None:
+            ran.append(True)
+            await hold.wait()
+        return "\n".join(said)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_a_flood_of_presenter_sessions_from_one_client_leaves_the_teachers_room_alone(browser, streamlit_server):
+    """520 presenter sessions from one follower of the room (its route cookie is the room's key, as behind the
+    proxy), all connected at once: the teacher keeps the room, the class keeps following, nobody else presents it."""
+    server, _ = streamlit_server
+    key = "f" + secrets.token_hex(4)
+    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
+    student = browser.new_context(viewport={"width": 1024, "height": 768})
+    teacher.add_cookies([{"name": "mpviz_route", "value": key, "url": server}])
+    presenter, _ = _open(teacher, f"{server}/?present=1")
+    code = _room_code(presenter)
+    follower, _ = _open(student, f"{server}/?follow={code}")
+    flooder = {"X-Forwarded-For": "203.0.113.7", "Cookie": f"mpviz_route={key}"}
+
+    async def flood() -> None:
+        hold, ran, sessions = asyncio.Event(), [], []
+        for _ in range(FLOOD):  # 20 new sessions a second; every one stays connected until the end
+            sessions.append(asyncio.create_task(_session(server, "glossary", "present=1", flooder, hold, ran)))
+            await asyncio.sleep(0.05)
+        for _ in range(600):  # until every flood session has run its page once (each then holds a room, or not)
+            if len(ran) == FLOOD:
+                break
+            await asyncio.sleep(1)
+        hold.set()
+        await asyncio.gather(*sessions)
+
+    _in_thread(flood())
+    words = text.load("en", "classroom")
+    said = _in_thread(_session(server, "glossary", f"follow={code}", {}))  # a late student, before the teacher moves
+    assert _after_code(words["following"]) in said and _after_code(words["waiting"]) not in said, "the room lived"
+    _follows_a_step(presenter, follower)  # the class still follows the teacher, who never reloaded
+    assert _room_code(presenter) == code, "the teacher was not silently given another code"
+    presenter.reload()
+    presenter.wait_for_selector(APP_IDLE, timeout=120_000)
+    assert _room_code(presenter) == code
+    teacher.close()
+    student.close()
+
+
+@pytest.mark.browser
+def test_room_codes_that_lead_nowhere_are_limited_per_client(streamlit_server, printout):
+    """A client that tried WRONG_CODES codes that lead nowhere waits before the next, whatever code it is (a room
+    that exists looks the same); another client is not affected."""
+    server, _ = streamlit_server
+    limited = text.load("en", "classroom")["lookups_limited"].split("{")[0].strip()
+    guesser = {"X-Forwarded-For": f"198.51.100.{secrets.randbelow(250)}"}
+
+    async def guesses() -> list[tuple[str, float]]:
+        said = []
+        for n in range(WRONG_CODES + 1):
+            t0 = time.perf_counter()
+            said.append((await _session(server, "glossary", f"follow=nope{n}", guesser), time.perf_counter() - t0))
+        return said
+
+    said = _in_thread(guesses())
+    assert not any(limited in s for s, _ in said[:WRONG_CODES]) and limited in said[-1][0]
+    other = _in_thread(_session(server, "glossary", "follow=nope0", {"X-Forwarded-For": "192.0.2.44"}))
+    assert limited not in other
+    per = statistics.median(t for _, t in said)
+    printout(
+        f"wrong room codes, one client: {WRONG_CODES} answered (median {per * 1e3:.0f} ms each, a glossary page run),"
+        f" then every new code waits up to {WRONG_WINDOW_S:.0f} s: a sustained guess costs"
+        f" {WRONG_WINDOW_S / WRONG_CODES:.0f} s per client"
+    )
 
 
 # ── what a room of 30 costs ─────────────────────────────────────────────────────────────────────────────────

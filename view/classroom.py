@@ -1,8 +1,10 @@
 """The classroom around every lesson: presenter mode, follow-me, the guided lesson's bar. app.py calls `start`
 first in every run, `sidebar` with the sidebar, `bar` above the page and `finish` after it.
 
-URL keys (all pages): `present=1` presenter mode, `room=CODE` the presenter's room (kept across a reload),
-`follow=CODE` follow a presenter's room, `tour=N` the guided lesson's stop N (view/tour.py).
+URL keys (all pages): `present=1` presenter mode, `follow=CODE` follow a presenter's room, `tour=N` the guided
+lesson's stop N (view/tour.py), `handover=TOKEN` a one-time link that moves a presenter to another device
+(view/follow.py). Which room a presenter holds is never in the URL (a presenter key in the browser, view/follow.py);
+`room=` of older links is dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from view.url import UrlParam, dump_bool, open_requested_view, parse_bool, seed_
 
 PARAMS = [
     UrlParam("present", False, parse_bool, dump_bool),
-    UrlParam("room", "", parse_code),
     UrlParam("follow", "", parse_code),
     UrlParam("tour", 0, tour.parse_stop),
 ]
@@ -31,6 +32,9 @@ def start(lesson: lessons.Lesson) -> None:
     """Top of a run, before any widget: read the classroom keys, let a follower take the presenter's newest view,
     and apply a view that a tour stop or the presenter asked for (which may switch the page)."""
     seed_from_url(PARAMS)
+    if "room" in st.query_params:  # older presenter links named the room: it is no longer theirs to name
+        del st.query_params["room"]
+    follow.take_over_from_link()
     follow.join()
     open_requested_view(lesson.slug)
     seed_from_url(PARAMS)  # `tour` again, if the opened view changed it

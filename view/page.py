@@ -4,10 +4,12 @@ read)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlencode, urlsplit
 
@@ -88,7 +90,13 @@ def dtype_badge(dtype: str | None) -> str:
     )
 
 
-PERSONAL_KEYS = ("present", "room", "follow")  # this browser's role in a class, never part of a link to a view
+# This browser's role in a class (presenter mode, a room, a room followed, a hand-over), never part of a link to a
+# view: one list, which the stepper's "Copy link" (assets/components/stepper/place.js) imports too.
+PERSONAL_KEYS: tuple[str, ...] = tuple(
+    json.loads(
+        (Path(__file__).resolve().parents[1] / "assets" / "components" / "stepper" / "personal_keys.json").read_text()
+    )
+)
 
 
 def presenting() -> bool:
@@ -124,10 +132,14 @@ def expert(title: str, *, where: Container = st, heading: str = "subheader", hel
 
 
 def share_link(url_path: str) -> None:
-    """The link that reopens this exact view: this page plus every piece of state in the URL."""
+    """The link that reopens this exact view: this page plus every piece of state in the URL (the language too),
+    without this browser's role in a class (PERSONAL_KEYS)."""
     words = text.section("common")
     base = urlsplit(st.context.url or "http://localhost:8501")
-    query = urlencode({k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL_KEYS})
+    query = {k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL_KEYS}
+    if lang := st.session_state.get("lang"):  # the address bar leaves English out for an English browser; a link
+        query["lang"] = lang  # may reach a Chinese one (README: links keep the language)
+    query = urlencode(query)
     link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
     st.sidebar.caption(words["share"])
     st.sidebar.code(link, language=None, wrap_lines=True)

@@ -1,10 +1,25 @@
 // The reader's place in the URL and in sessionStorage: reading a place back, and merging it into a URL. No DOM.
+import PERSONAL_KEYS from "./personal_keys.json" with { type: "json" };
 
 export const VIEWS = ["story", "full"];
 export const PHASES = ["all", "forward", "backward"];
 export const PARAMS = ["step", "view", "phase", "head", "el"];
 export const LEGACY_EL = ["em", "er", "ec"];
-export const PERSONAL = ["present", "follow"]; // this browser's role in a class (view/page.py): never in a copied link
+// this browser's role in a class: never in a copied link (one list with view/page.py's PERSONAL_KEYS)
+export const PERSONAL = PERSONAL_KEYS;
+
+/**
+ * The link "Copy link" hands out: this view's URL without this browser's role in a class (PERSONAL), and with the
+ * language it is read in, so a reader whose browser speaks another language opens it as the sender saw it (README).
+ * @param {string} href the page's URL (its place already written)
+ * @param {string | undefined} lang the language the lesson is shown in
+ */
+export function sharedLink(href, lang) {
+  const link = new URL(href);
+  for (const k of PERSONAL) link.searchParams.delete(k);
+  if (lang) link.searchParams.set("lang", lang);
+  return link.toString();
+}
 
 /** @returns {import("./panel.js").Place} the start of a lesson */
 export function freshPlace() {

@@ -24,7 +24,7 @@ import { ErrorsPanel } from "./errors.js";
 import { GraphPanel } from "./graph.js";
 import { HeatPanel } from "./heat.js";
 import { HistoryAdapter } from "./history.js";
-import { mergePlace, PERSONAL, PHASES, restorePlace, savedPlace, VIEWS } from "./place.js";
+import { mergePlace, PHASES, restorePlace, savedPlace, sharedLink, VIEWS } from "./place.js";
 import { SkipLink } from "./skiplink.js";
 import { TreePanel } from "./treepanel.js";
 import { ValuesPanel } from "./values.js";
@@ -363,9 +363,7 @@ class Stepper {
 
   async copyLink() {
     this.writeUrl();
-    const link = new URL(location.href);
-    for (const k of PERSONAL) link.searchParams.delete(k);
-    const url = link.toString();
+    const url = sharedLink(location.href, this.meta.locale);
     try {
       await navigator.clipboard.writeText(url);
       this.panels.controls.flashCopy("controls.copied");

@@ -892,12 +892,21 @@ var CardPanel = class extends Panel {
   }
 };
 
+// assets/components/stepper/personal_keys.json
+var personal_keys_default = ["present", "room", "follow", "handover"];
+
 // assets/components/stepper/place.js
 var VIEWS = ["story", "full"];
 var PHASES = ["all", "forward", "backward"];
 var PARAMS = ["step", "view", "phase", "head", "el"];
 var LEGACY_EL = ["em", "er", "ec"];
-var PERSONAL = ["present", "follow"];
+var PERSONAL = personal_keys_default;
+function sharedLink(href, lang) {
+  const link = new URL(href);
+  for (const k of PERSONAL) link.searchParams.delete(k);
+  if (lang) link.searchParams.set("lang", lang);
+  return link.toString();
+}
 function freshPlace() {
   return { view: "story", phase: "all", pos: 0, head: 0, el: [0, 0, 0], explore: null };
 }
@@ -3015,9 +3024,7 @@ var Stepper = class {
   }
   async copyLink() {
     this.writeUrl();
-    const link = new URL(location.href);
-    for (const k of PERSONAL) link.searchParams.delete(k);
-    const url = link.toString();
+    const url = sharedLink(location.href, this.meta.locale);
     try {
       await navigator.clipboard.writeText(url);
       this.panels.controls.flashCopy("controls.copied");

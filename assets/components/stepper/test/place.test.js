@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BundleReader } from "../bundle.js";
 import { HistoryAdapter } from "../history.js";
-import { mergePlace, restorePlace, savedPlace } from "../place.js";
+import { mergePlace, restorePlace, savedPlace, sharedLink } from "../place.js";
 import { BUNDLE } from "./fixture.js";
 
 const r = new BundleReader(BUNDLE);
@@ -60,4 +60,12 @@ test("the history adapter wraps once, merges the active owner's keys, and lets g
   });
   fake.pushState(null, "", "/p?z=3"); // a failing owner never breaks navigation
   assert.deepEqual(written, ["/p?x=1&step=7", "/p?mine", "/p?y=2", "/p?z=3"]);
+});
+
+test("a copied link drops this browser's role in a class and keeps the language", () => {
+  const link = new URL(sharedLink("http://h/attention?present=1&room=K&follow=K&handover=T&step=3&dtype=fp16", "en"));
+  for (const k of ["present", "room", "follow", "handover"]) assert.equal(link.searchParams.has(k), false, k);
+  assert.equal(link.searchParams.get("step"), "3");
+  assert.equal(link.searchParams.get("lang"), "en");
+  assert.equal(new URL(sharedLink("http://h/?lang=zh&step=1", "zh")).searchParams.get("lang"), "zh");
 });
