@@ -77,6 +77,8 @@ class TraceError(ValueError):
     "unsupported_device"  `device` is not one whose autocast mpviz watches (field "device"; `choices` lists them)
     "no_values"           statistics were asked of tensors that hold no values: meta or fake tensors (field
                           "model" or "tensor"); trace with keep_stats=False to record dtypes and shapes only
+    "too_many_events"     the block ran more ops than `max_events` (field "max_events"): raised from the op past
+                          the cap, so the rest of the block never runs
     """
 
     def __init__(self, code: str, field: str, value: object, reason: str, choices: tuple[str, ...] = ()) -> None:
@@ -225,9 +227,20 @@ class _Out:
 class _Recorder(TorchDispatchMode):
     """Dispatch mode + landmark sink that records the ops of one trace, on one thread."""
 
-    def __init__(self, trace: Trace, model: nn.Module, keep_stats: bool, on_landmark=None, policy=None) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        model: nn.Module,
+        keep_stats: bool,
+        on_landmark=None,
+        policy=None,
+        sample_above: int | None = None,
+        max_events: int | None = None,
+        on_event: Callable[[int, str], None] | None = None,
+    ) -> None:
         super().__init__()
         self.trace, self.on_landmark = trace, on_landmark
+        self.max_events, self.on_event = max_events, on_event
         self.policy: Mapping[str, str] = policy or {}  # "aten::linear" → "lower_precision_fp", ...
         self.thread = threading.get_ident()
         self.frames: list[_Frame] = []  # autocast ops in progress (pushed by the Autocast-key kernels)
@@ -246,7 +259,7 @@ class _Recorder(TorchDispatchMode):
         self.cast_events: set[int] = set()
         self.records: list[tuple] = []  # per event: OpEvent's fields, outputs as _Out, until finish()
         self.landmark_of: dict[int, str] = {}
-        self.batch = StatsBatch() if keep_stats else None
+        self.batch = StatsBatch(sample_above=sample_above) if keep_stats else None
         self.recent: dict[tuple[int, int], np.ndarray] = {}  # (event, output) → its copy, while the batch holds it
         self.flushes = 0
         self.backward_unrecorded = False
@@ -261,6 +274,11 @@ class _Recorder(TorchDispatchMode):
             try:
                 with torch._C._DisablePythonDispatcher():  # nor pays the python dispatcher's toll per op
                     self._record(func, args, kwargs, out)
+                    count = len(self.records)
+                    if self.max_events is not None and count > self.max_events:  # stop now, not at the end
+                        raise TraceError("too_many_events", "max_events", self.max_events, "more ops than the cap")
+                    if self.on_event is not None:
+                        self.on_event(count, self.records[-1][1])
             finally:
                 torch._C._set_grad_enabled(grad)
         return out
@@ -575,6 +593,9 @@ def trace(
     keep_stats: bool = True,
     on_landmark: Callable[[str, torch.Tensor], None] | None = None,
     policy: Mapping[str, str] | None = None,
+    sample_above: int | None = None,
+    max_events: int | None = None,
+    on_event: Callable[[int, str], None] | None = None,
 ) -> Iterator[Trace]:
     """Record every ATen op that runs inside the block (forward and backward) as `OpEvent`s of a `Trace`.
 
@@ -584,6 +605,9 @@ def trace(
     `on_landmark(name, tensor)` also receives every landmark the model marks (e.g. to keep its values).
     `policy` maps dispatcher op names ("aten::linear") to autocast categories (see mpviz.policy); with it, a
     cast only counts as autocast's if it goes where the op's category sends it.
+    `sample_above`: outputs of more elements get sampled statistics (`mpviz.stats.StatsBatch`; None: all exact).
+    `max_events`: the op past it raises `TraceError("too_many_events")` at once. `on_event(ops so far, phase)` is
+    called after each op is recorded (for progress; what it raises, e.g. KeyboardInterrupt, ends the block).
     The events are in the trace once the block has ended (also when it raised).
     """
     device_type = _device_type(device)
@@ -595,7 +619,7 @@ def trace(
     result = Trace(device=str(device))
     # CPU autocast must not meet the CUDA-policy emulation's kernels: hold the shared side for the whole block.
     with autocast_shared() if device_type == "cpu" else nullcontext():
-        rec = _Recorder(result, model, keep_stats, on_landmark, policy)
+        rec = _Recorder(result, model, keep_stats, on_landmark, policy, sample_above, max_events, on_event)
         handles = []
         for path, module in model.named_modules():
             handles.append(module.register_forward_pre_hook(lambda m, a, p=path: rec.enter_module(p)))
