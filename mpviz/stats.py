@@ -606,6 +606,8 @@ def _read_in_full(flat: torch.Tensor, layout: _Layout) -> _Exact:
     only when the largest magnitude reaches it (compared as bits of the working type, as `_measure_block` does)."""
     if flat.numel() == 0:
         return _Exact(math.nan, math.nan, 0, 0, 0, (0,) * len(RANGE_FORMATS))
+    if flat.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):  # fp8: no aminmax kernel
+        flat = flat.to(work_dtype(flat.dtype))
     lo, hi = (float(v) for v in torch.aminmax(flat))
     nan = posinf = neginf = 0
     if not (math.isfinite(lo) and math.isfinite(hi)):

@@ -3,6 +3,7 @@ tokens, CPU bf16 autocast), built from a transformers config (no download), trac
 reference, against the same forward + backward untraced.
 
     python tests/bench/realsize.py [--layers 12] [--d 768] [--heads 12] [--tokens 64] [--rounds 2]
+    python tests/bench/realsize.py --dtype off  # the same step in float32: the tracer's own overhead, no bf16 kernels
     python tests/bench/realsize.py --stats      # per-output statistics cost at three tensor sizes
 
 Each variant runs in a child process of its own, so its peak resident memory (ru_maxrss) is its own; the rounds
@@ -42,7 +43,7 @@ def build(layers: int, d: int, heads: int, tokens: int):
     return model, ids
 
 
-def child(variant: str, layers: int, d: int, heads: int, tokens: int) -> dict:
+def child(variant: str, layers: int, d: int, heads: int, tokens: int, dtype: str = "bf16") -> dict:
     """One variant, in this (child) process: its wall time, peak RSS and what it made."""
     import torch
 
@@ -51,13 +52,13 @@ def child(variant: str, layers: int, d: int, heads: int, tokens: int) -> dict:
     out: dict = {"variant": variant, "built_mb": built}
     start = time.perf_counter()
     if variant == "untraced":
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype != "off"):
             loss = model(ids, labels=ids).loss
         loss.backward()
     else:
         import mpviz
 
-        w = mpviz.show(model, ids, kwargs={"labels": ids}, reference=variant == "reference")
+        w = mpviz.show(model, ids, kwargs={"labels": ids}, dtype=dtype, reference=variant == "reference")
         out["ops"] = len(w.bundle["events"])
         out["payload_bytes"] = len(w.payload)
     out["seconds"] = time.perf_counter() - start
@@ -66,10 +67,20 @@ def child(variant: str, layers: int, d: int, heads: int, tokens: int) -> dict:
 
 
 def stats_cost() -> list[dict]:
-    """Per-output statistics at three sizes: `mpviz.trace` of one elementwise op with and without statistics."""
+    """Per-output statistics at three sizes: `mpviz.trace` of one elementwise op with and without statistics, as
+    `mpviz.show` measures them (sampled past its SAMPLE_ABOVE; all exact where this tree has no sampling)."""
+    import functools
+
     import torch
 
-    from mpviz.trace import trace
+    from mpviz import trace as tracing
+
+    try:
+        from mpviz.model_bundle import SAMPLE_ABOVE
+
+        trace = functools.partial(tracing.trace, sample_above=SAMPLE_ABOVE)
+    except ImportError:  # the tree before sampling
+        trace = tracing.trace
 
     rows = []
     for shape in ((64, 768), (64, 3072), (768, 3072)):
@@ -93,19 +104,21 @@ def main() -> None:
     p.add_argument("--heads", type=int, default=12)
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--dtype", default="bf16", choices=("bf16", "off"))
     p.add_argument("--variants", default="untraced,reference,no_reference")
     p.add_argument("--stats", action="store_true")
     p.add_argument("--child")
     a = p.parse_args()
     if a.child:
-        print(json.dumps(child(a.child, a.layers, a.d, a.heads, a.tokens)))
+        print(json.dumps(child(a.child, a.layers, a.d, a.heads, a.tokens, a.dtype)))
         return
     if a.stats:
         for row in stats_cost():
-            print(f"{str(row['shape']):>14} {row['numel']:>10,} elements: {row['us_per_output']:9.0f} µs per output")
+            print(f"{row['shape']!s:>14} {row['numel']:>10,} elements: {row['us_per_output']:9.0f} µs per output")
         return
     size = ["--layers", str(a.layers), "--d", str(a.d), "--heads", str(a.heads), "--tokens", str(a.tokens)]
-    print(f"GPT-2 {a.layers} layers, d={a.d}, {a.heads} heads, {a.tokens} tokens, CPU bf16 autocast")
+    size += ["--dtype", a.dtype]
+    print(f"GPT-2 {a.layers} layers, d={a.d}, {a.heads} heads, {a.tokens} tokens, CPU autocast {a.dtype}")
     for r in range(a.rounds):
         for variant in a.variants.split(","):
             proc = subprocess.run(
