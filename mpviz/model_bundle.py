@@ -313,6 +313,7 @@ def _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter: _Reporter, 
         sample_above=SAMPLE_ABOVE,
         max_events=max_events,
         on_event=reporter.on_event,
+        sample_caps=(OTHER_SAMPLE, OTHER_SAMPLE),  # the bundle keeps an 8×8 corner of every output, landmarks too
     )
     try:
         for p in grads:

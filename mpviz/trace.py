@@ -237,10 +237,12 @@ class _Recorder(TorchDispatchMode):
         sample_above: int | None = None,
         max_events: int | None = None,
         on_event: Callable[[int, str], None] | None = None,
+        sample_caps: tuple[Mapping[str, int], Mapping[str, int]] = (OTHER_SAMPLE, LANDMARK_SAMPLE),
     ) -> None:
         super().__init__()
         self.trace, self.on_landmark = trace, on_landmark
         self.max_events, self.on_event = max_events, on_event
+        self.other_caps, self.landmark_caps = sample_caps
         self.policy: Mapping[str, str] = policy or {}  # "aten::linear" → "lower_precision_fp", ...
         self.thread = threading.get_ident()
         self.frames: list[_Frame] = []  # autocast ops in progress (pushed by the Autocast-key kernels)
@@ -354,10 +356,10 @@ class _Recorder(TorchDispatchMode):
                 self.flushes = self.batch.flushes
             bad |= added.nonfinite
             if added.values is None:  # a large tensor, measured at once without a copy
-                outputs.append(_Out(info, added.ticket, sample_values(o, **OTHER_SAMPLE)))
+                outputs.append(_Out(info, added.ticket, sample_values(o, **self.other_caps)))
                 continue
             self.recent[(index, position)] = added.values
-            outputs.append(_Out(info, added.ticket, sample_of(added.values, info.shape, **OTHER_SAMPLE)))
+            outputs.append(_Out(info, added.ticket, sample_of(added.values, info.shape, **self.other_caps)))
         return outputs, bad
 
     def _source(self, t: torch.Tensor) -> int | str | None:
@@ -430,9 +432,9 @@ class _Recorder(TorchDispatchMode):
         if out.ticket is not None:  # landmarks keep a larger sample, of the values the event made when possible
             values = self.recent.get((index, position))
             out.sample = (
-                sample_of(values, out.info.shape, **LANDMARK_SAMPLE)
+                sample_of(values, out.info.shape, **self.landmark_caps)
                 if values is not None
-                else sample_values(t, **LANDMARK_SAMPLE)
+                else sample_values(t, **self.landmark_caps)
             )
 
     def finish(self) -> None:
@@ -596,6 +598,7 @@ def trace(
     sample_above: int | None = None,
     max_events: int | None = None,
     on_event: Callable[[int, str], None] | None = None,
+    sample_caps: tuple[Mapping[str, int], Mapping[str, int]] = (OTHER_SAMPLE, LANDMARK_SAMPLE),
 ) -> Iterator[Trace]:
     """Record every ATen op that runs inside the block (forward and backward) as `OpEvent`s of a `Trace`.
 
@@ -608,6 +611,8 @@ def trace(
     `sample_above`: outputs of more elements get sampled statistics (`mpviz.stats.StatsBatch`; None: all exact).
     `max_events`: the op past it raises `TraceError("too_many_events")` at once. `on_event(ops so far, phase)` is
     called after each op is recorded (for progress; what it raises, e.g. KeyboardInterrupt, ends the block).
+    `sample_caps`: how much of each output (other ops', landmarks') is kept as its sample; a caller that shows
+    less keeps less (mpviz.model_bundle: an 8×8 corner, where a landmark's default is 16 × 128 × 128 values).
     The events are in the trace once the block has ended (also when it raised).
     """
     device_type = _device_type(device)
@@ -619,7 +624,7 @@ def trace(
     result = Trace(device=str(device))
     # CPU autocast must not meet the CUDA-policy emulation's kernels: hold the shared side for the whole block.
     with autocast_shared() if device_type == "cpu" else nullcontext():
-        rec = _Recorder(result, model, keep_stats, on_landmark, policy, sample_above, max_events, on_event)
+        rec = _Recorder(result, model, keep_stats, on_landmark, policy, sample_above, max_events, on_event, sample_caps)
         handles = []
         for path, module in model.named_modules():
             handles.append(module.register_forward_pre_hook(lambda m, a, p=path: rec.enter_module(p)))
