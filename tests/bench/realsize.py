@@ -73,14 +73,14 @@ def stats_cost() -> list[dict]:
 
     import torch
 
-    from mpviz import trace as tracing
+    from mpviz.trace import trace
 
     try:
         from mpviz.model_bundle import SAMPLE_ABOVE
 
-        trace = functools.partial(tracing.trace, sample_above=SAMPLE_ABOVE)
+        trace = functools.partial(trace, sample_above=SAMPLE_ABOVE)
     except ImportError:  # the tree before sampling
-        trace = tracing.trace
+        pass
 
     rows = []
     for shape in ((64, 768), (64, 3072), (768, 3072)):
