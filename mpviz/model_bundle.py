@@ -168,7 +168,7 @@ def _checked_loss(loss: Any) -> torch.Tensor:
         raise ModelBundleError("bad_loss", detail=f"Tensor(shape={list(loss.shape)}, dtype={dtype_name(loss.dtype)})")
     if not loss.requires_grad:
         raise ModelBundleError("nothing_requires_grad")
-    return loss.reshape(())
+    return loss if loss.dim() == 0 else loss.reshape(())  # a reshape would be one more op in the trace
 
 
 def _check_request(model: nn.Module, device: str) -> None:
