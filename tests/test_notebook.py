@@ -228,6 +228,40 @@ def gpt2_counts(model, ids) -> dict:
     return model_bundle(model, [ids], kwargs={"labels": ids}, reference=False).data["counts"]
 
 
+def test_the_progress_line_updates_one_output_in_the_readers_words(monkeypatch):
+    import IPython.display
+
+    from mpviz.model_bundle import Progress
+    from view.notebook import ProgressLine
+
+    shown = []
+
+    class Handle:
+        def update(self, data, raw):
+            shown.append(data["text/plain"])
+
+    def display(data, raw, display_id):
+        shown.append(data["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    line = ProgressLine("en")
+    line.live = True  # as inside a kernel
+    line(Progress("forward", 40, 0.3, None))  # under a second: nothing shown yet
+    assert shown == []
+    line(Progress("forward", 900, 1.2, None))
+    line(Progress("backward", 2_500, 3.0, 4.4))
+    line(Progress("reference", 4_100, 6.0, 1.0))
+    line.close(interrupted=True)
+    assert shown[0] == "Tracing the forward pass: 900 ops so far, 1.2 s."
+    assert shown[1] == "Tracing the backward pass: 2,500 ops so far, 3.0 s, about 4 s left."
+    assert "float64" in shown[2] and "4,100" in shown[2]
+    assert shown[3].startswith("Interrupted after 4,100 ops") and len(shown) == 4
+    zh = ProgressLine("zh")
+    assert zh.words["backward"] == locales.load("zh", "notebook")["progress"]["backward"]
+    assert not ProgressLine("en").live  # outside a kernel (this test process): no output at all
+
+
 def test_large_outputs_have_sampled_statistics_and_say_so():
     model = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 4))
     b = model_bundle(model, [torch.randn(300, 512)], dtype="off").data
