@@ -7,25 +7,37 @@ same stepper steps through it. What differs from the attention lesson's bundle:
 - Landmarks are the model's own modules: the output of every `named_modules()` module but the root (its path is its
   name, "transformer.h.0.attn") and every parameter's gradient ("grad_<name>", as `mpviz.trace` marks them). The
   story is those steps; the graph has no nodes (the stepper then draws the module tree, modtree.js).
-- Errors against float64 come from a deep copy of the model in float64 run on the same inputs (floating inputs
-  widened, others as given), without autocast. A model that cannot run in float64 (a kernel without a float64
-  version, a dtype fixed inside its code) still gets its bundle: `run.reference_failed` names the exception's type
-  and there are no errors.
+- Errors against float64 come from the same model run again with float64 copies of its parameters and floating
+  buffers (`torch.func.functional_call`: no deep copy of the module) on the same inputs (floating inputs widened,
+  others as given), without autocast. Each landmark's error is computed as soon as the float64 run reaches it, and
+  both tensors are dropped then: of the autocast run only the landmarks are kept (module outputs cloned, parameter
+  gradients as autograd left them), and no float64 gradient outlives its comparison. A model that cannot run in
+  float64 (a kernel without a float64 version, a dtype fixed inside its code) still gets its bundle:
+  `run.reference_failed` names the exception's type and there are no errors.
+- Outputs of more than `SAMPLE_ABOVE` elements get sampled statistics (`mpviz.stats`: exact min/max, non-finite and
+  overflow counts, the rest from an even sample; `stats.sampled` in the bundle says how many elements).
 - Every op keeps the small sample (`mpviz.bundle.OTHER_SAMPLE`, an 8×8 corner) whatever it is, so the bundle grows
   by about one kilobyte per op; `MAX_EVENTS` and `MAX_BYTES` bound it, and a model past either raises
-  `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on.
+  `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on:
+  the op past `MAX_EVENTS` stops the trace at once, and a bundle past `MAX_BYTES` is refused before the float64
+  run. Bad requests raise `ModelBundleError` too, before any work where they can be seen (see its codes).
+- `progress(Progress)` is told the phase, the ops so far and an estimate of the time left, a few times a second;
+  what it raises (KeyboardInterrupt) ends the trace with the guarantees below kept.
 
 The loss: `loss(output)` when given; else the output itself when it is a scalar tensor, its `.loss` when that is
-one (a Hugging Face model given labels), else the sum of its first floating tensor in float32 (every output element
-then gets gradient 1: backward runs through the whole model). The user's model keeps its parameters' `.grad` as
-they were, its training mode and the global random state too; it is moved to `device`.
+one (a Hugging Face model given labels), else the sum of its first floating tensor in float32 (float64 for the
+reference; every output element then gets gradient 1: backward runs through the whole model). The user's model
+keeps its parameters' `.grad` as they were, its training mode and the global random state too, also when the trace
+raises or is interrupted; it is moved to `device`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
+import json
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -47,24 +59,79 @@ from mpviz.model import parse_autocast_dtype
 from mpviz.notices import feeding_casts
 from mpviz.serialize import to_jsonable
 from mpviz.stats import dtype_name
-from mpviz.trace import Trace, trace
+from mpviz.trace import Trace, TraceError, trace
 
 MAX_EVENTS = 20_000  # ops of forward + backward: ~20 MB of bundle, about what a browser tab steps through smoothly
 MAX_BYTES = 24 * 2**20  # the bundle's JSON; with MAX_EVENTS this is reached only by ops with very many outputs
 SEED = 0  # both runs start from the same random state (dropout draws alike where the kernels allow)
+# Outputs larger than this get sampled statistics: a GPT-2-small step's activations (64 tokens × 768) stay exact,
+# its weights' casts and gradients (up to 50,257 × 768) cost one torch pass each instead of an exact numpy one.
+SAMPLE_ABOVE = 1 << 16
+PARAM_GRAD = landmarks.PARAM_GRAD_PREFIX  # a parameter's gradient landmark is "grad_<name>"
+DEVICES = ("cpu", "cuda")  # the device types mpviz.trace watches autocast on
+REPORT_EVERY = 0.25  # seconds between progress reports
+# Rough shares of the time the phases after the forward take, relative to the traced forward, for "time left":
+# the traced backward runs about twice its forward's ops; the float64 run is untraced (no statistics).
+BACKWARD_SHARE, REFERENCE_SHARE = 2.0, 1.0
 
 
 class ModelBundleError(ValueError):
     """A model mpviz cannot bundle as asked; `code` is stable for the view to word (locales/*/notebook.toml):
 
-    "too_many_events"  more ops than the cap: `cap`, `size` (ops)
-    "too_many_bytes"   a bundle larger than the cap: `cap`, `size` (bytes)
-    "no_float_output"  no loss given, and the model's output holds no floating tensor to run backward from
+    "too_many_events"        more ops than the cap: `cap`, `size` (the ops traced when it stopped: cap + 1)
+    "too_many_bytes"         a bundle larger than the cap: `cap`, `size` (bytes)
+    "no_float_output"        no loss given, and the model's output holds no floating tensor to run backward from
+    "bad_loss"               the loss is not a one-element floating tensor: `detail` says what it was
+    "nothing_requires_grad"  the loss needs no gradient: no parameter (and no input) requires grad
+    "unsupported_device"     a device mpviz does not trace on: `detail` is it
+    "no_cuda"                device "cuda" asked where torch sees no CUDA device
+    "meta_model"             the model's parameters or buffers are on the meta device: no values to run
     """
 
-    def __init__(self, code: str, cap: int = 0, size: int = 0) -> None:
-        self.code, self.cap, self.size = code, cap, size
-        super().__init__(f"{code} (cap {cap}, size {size})")
+    def __init__(self, code: str, cap: int = 0, size: int = 0, detail: str = "") -> None:
+        self.code, self.cap, self.size, self.detail = code, cap, size, detail
+        super().__init__(f"{code} (cap {cap}, size {size}{', ' + detail if detail else ''})")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a long trace is, for a progress display."""
+
+    phase: str  # "forward" | "backward" (traced), "reference" (the float64 run), "bundle" (building the JSON)
+    ops: int  # ops traced so far
+    elapsed: float  # seconds since the trace began
+    left: float | None  # estimated seconds left; None while the forward runs (nothing to estimate from yet)
+
+
+class _Reporter:
+    """Turns the trace's per-op calls into a few `Progress` reports a second, with the time left estimated from
+    how long the traced forward took (see BACKWARD_SHARE, REFERENCE_SHARE)."""
+
+    def __init__(self, progress: Callable[[Progress], None] | None, reference: bool) -> None:
+        self.progress, self.reference = progress, reference
+        self.start = self.last = time.monotonic()
+        self.forward_s: float | None = None
+        self.phase, self.ops = "forward", 0
+
+    def _left(self, now: float) -> float | None:
+        if self.forward_s is None:
+            return None
+        total = self.forward_s * (1 + BACKWARD_SHARE + (REFERENCE_SHARE if self.reference else 0.0))
+        return max(total - (now - self.start), 0.0)
+
+    def on_event(self, ops: int, phase: str) -> None:
+        now = time.monotonic()
+        if phase == "backward" and self.forward_s is None:
+            self.forward_s = now - self.start
+        self.ops = ops
+        if phase != self.phase or now - self.last >= REPORT_EVERY:
+            self.report(phase, now)
+
+    def report(self, phase: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.phase, self.last = phase, now
+        if self.progress is not None:
+            self.progress(Progress(phase, self.ops, now - self.start, self._left(now)))
 
 
 def first_tensor(out: Any, floating: bool = False) -> torch.Tensor | None:
@@ -90,7 +157,32 @@ def default_loss(out: Any) -> torch.Tensor:
     t = first_tensor(out, floating=True)
     if t is None:
         raise ModelBundleError("no_float_output")
-    return t.float().sum()
+    return t.to(torch.promote_types(t.dtype, torch.float32)).sum()  # float64 stays: the reference's sum
+
+
+def _checked_loss(loss: Any) -> torch.Tensor:
+    """`loss` if backward can start from it, else the ModelBundleError that says why not."""
+    if not isinstance(loss, torch.Tensor):
+        raise ModelBundleError("bad_loss", detail=type(loss).__name__)
+    if loss.numel() != 1 or not loss.is_floating_point():
+        raise ModelBundleError("bad_loss", detail=f"Tensor(shape={list(loss.shape)}, dtype={dtype_name(loss.dtype)})")
+    if not loss.requires_grad:
+        raise ModelBundleError("nothing_requires_grad")
+    return loss if loss.dim() == 0 else loss.reshape(())  # a reshape would be one more op in the trace
+
+
+def _check_request(model: nn.Module, device: str) -> None:
+    """The requests that would fail inside torch with its own words, refused first in ours."""
+    try:
+        device_type = torch.device(device).type
+    except (RuntimeError, TypeError, ValueError):
+        device_type = None
+    if device_type not in DEVICES:
+        raise ModelBundleError("unsupported_device", detail=str(device))
+    if device_type == "cuda" and not torch.cuda.is_available():
+        raise ModelBundleError("no_cuda", detail=str(device))
+    if any(t.is_meta for t in (*model.parameters(), *model.buffers())):
+        raise ModelBundleError("meta_model")
 
 
 @contextlib.contextmanager
@@ -126,32 +218,121 @@ def _to(value: Any, device: str, dtype: torch.dtype | None = None) -> Any:
     return value
 
 
-def _run(model, inputs, kwargs, loss_fn, device: str, autocast) -> None:
+def _run(forward: Callable[..., Any], inputs, kwargs, loss_fn, device: str, autocast) -> None:
     """One forward + backward from the same random state, leaving the caller's random state as it was."""
     d = torch.device(device)
     with torch.random.fork_rng(devices=[d.index or 0] if d.type == "cuda" else []):
         torch.manual_seed(SEED)
         with autocast:
-            out = model(*_to(inputs, device), **_to(kwargs, device))
-        loss_fn(out).backward()
+            out = forward(*_to(inputs, device), **_to(kwargs, device))
+        loss = _checked_loss(loss_fn(out))
+        del out  # what backward does not need is freed as it goes
+        loss.backward()
 
 
-def _reference(model, inputs, kwargs, loss_fn, device: str) -> dict[str, torch.Tensor]:
-    """Every landmark of the float64 copy's forward + backward, no autocast (raises whatever the model raises)."""
-    ref = copy.deepcopy(model).to(torch.float64)
-    sink = landmarks.LandmarkCapture()
-    widened = _to(inputs, device, torch.float64), _to(kwargs, device, torch.float64)
-    with landmarks.recording(sink, ref), _marking_modules(ref):
-        _run(ref, *widened, loss_fn, device, contextlib.nullcontext())
-    return sink.tensors
+class _Kept:
+    """The autocast run's landmarks, for the float64 comparison: module outputs cloned when marked (the last mark
+    of a name wins), parameter gradients (names in `grads`) taken after backward instead, since autograd would
+    otherwise copy each one to keep ours apart. `marks` counts the marks of each name."""
+
+    def __init__(self, grads: set[str]) -> None:
+        self.grads = grads
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.marks: dict[str, int] = {}
+
+    def on_mark(self, name: str, t: torch.Tensor) -> None:
+        self.marks[name] = self.marks.get(name, 0) + 1
+        if name not in self.grads:
+            self.tensors[name] = t.detach().clone()
 
 
-def _reference_errors(kept, model, inputs, kwargs, loss_fn, device) -> tuple[dict[str, LandmarkError], str | None]:
+class _Comparer:
+    """The float64 run's landmarks, each compared with the kept one when the float64 run reaches the same mark
+    (the last of its name), then both dropped."""
+
+    def __init__(self, kept: _Kept) -> None:
+        self.kept, self.seen = kept, {}
+        self.errors: dict[str, LandmarkError] = {}
+
+    def on_mark(self, name: str, t: torch.Tensor) -> None:
+        self.seen[name] = self.seen.get(name, 0) + 1
+        if self.seen[name] == self.kept.marks.get(name) and name in self.kept.tensors:
+            self.errors[name] = landmark_error(self.kept.tensors.pop(name), t.detach())
+
+
+def _reference_errors(model, inputs, kwargs, loss_fn, device, kept: _Kept) -> tuple[dict[str, LandmarkError], str]:
+    """Every kept landmark's error against the model run in float64 (see the module docstring); and the float64
+    run's exception type name when it failed (then no errors), else ""."""
+    comparer = _Comparer(kept)
+    wide: dict[str, torch.Tensor] = {}
+    handles = []
+
+    def compare_grad(name: str):
+        def hook(w: torch.Tensor) -> None:  # after the gradient is accumulated: compare, then let it go
+            comparer.on_mark(name, w.grad)
+            w.grad = None
+
+        return hook
+
     try:
-        ref = _reference(model, inputs, kwargs, loss_fn, device)
+        for name, p in model.named_parameters():  # tied parameters once, as their first name
+            wide[name] = p.detach().to(torch.float64).requires_grad_(p.requires_grad)
+            if p.requires_grad:
+                handles.append(wide[name].register_post_accumulate_grad_hook(compare_grad(PARAM_GRAD + name)))
+        for name, b in model.named_buffers():
+            wide[name] = b.detach().to(torch.float64, copy=True) if b.is_floating_point() else b
+
+        def forward(*args, **kw):
+            return torch.func.functional_call(model, wide, args, kw, tie_weights=True, strict=False)
+
+        widened = _to(inputs, device, torch.float64), _to(kwargs, device, torch.float64)
+        with landmarks.recording(comparer), _marking_modules(model):
+            _run(forward, *widened, loss_fn, device, contextlib.nullcontext())
     except Exception as exc:  # any model code may fail in float64; the bundle says so and goes on
         return {}, type(exc).__name__
-    return {name: landmark_error(t, ref[name]) for name, t in kept.items() if name in ref}, None
+    finally:
+        for h in handles:
+            h.remove()
+        kept.tensors.clear()
+    return comparer.errors, ""
+
+
+def _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter: _Reporter, max_events, kept: _Kept | None):
+    """The autocast run, traced; `kept` (when given) receives its landmarks. The caller's gradients are put back
+    whatever happens (the trace's own `finally` removes its hooks and kernels' state)."""
+    ac = parse_autocast_dtype(dtype)
+    device_type = torch.device(device).type
+    policy = policy_map(device_type) if ac is not None else None
+    autocast = torch.autocast(device_type, dtype=ac) if ac is not None else contextlib.nullcontext()
+    params = dict(model.named_parameters())
+    grads = {p: p.grad for p in params.values()}
+    on_landmark = kept.on_mark if kept is not None else None
+    region = trace(
+        model,
+        device,
+        on_landmark=on_landmark,
+        policy=policy,
+        sample_above=SAMPLE_ABOVE,
+        max_events=max_events,
+        on_event=reporter.on_event,
+        sample_caps=(OTHER_SAMPLE, OTHER_SAMPLE),  # the bundle keeps an 8×8 corner of every output, landmarks too
+    )
+    try:
+        for p in grads:
+            p.grad = None
+        with _marking_modules(model), region as t:
+            _run(model, inputs, kwargs, loss_fn, device, autocast)
+        if kept is not None:  # the gradients autograd left: kept without a copy
+            kept.tensors.update({PARAM_GRAD + n: p.grad for n, p in params.items() if p.grad is not None})
+    except TraceError as err:
+        if err.code == "too_many_events":
+            raise ModelBundleError("too_many_events", max_events, max_events + 1) from None
+        raise
+    finally:
+        for p, g in grads.items():  # the caller's gradients, as they were
+            p.grad = g
+    t.autocast_dtype = dtype_name(ac) if ac is not None else None
+    return t
 
 
 def trace_model(
@@ -163,32 +344,45 @@ def trace_model(
     kwargs: Mapping[str, Any] | None = None,
     loss: Callable[[Any], torch.Tensor] | None = None,
     reference: bool = True,
+    max_events: int | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> tuple[Trace, dict[str, LandmarkError], str | None]:
     """Trace `model`'s forward + backward (see the module docstring): (trace, landmark errors vs float64, the
-    reference's exception type name when the float64 copy failed, else None). `reference=False` skips the float64
-    copy (it holds a second model and every module's output): no errors then."""
-    ac = parse_autocast_dtype(dtype)
-    device_type = torch.device(device).type
+    reference's exception type name when the float64 run failed, else None). `reference=False` skips the float64
+    run (and keeps no landmark for it): no errors then."""
+    t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress)
+    errors, failed = run_reference()
+    return t, errors, failed
+
+
+def _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress):
+    """The traced run, and a function that runs the float64 comparison for it: (errors, failed type name or None)."""
+    _check_request(model, device)
     model.to(device)
     kwargs = dict(kwargs or {})
     loss_fn = loss or default_loss
-    kept = landmarks.LandmarkCapture()
-    policy = policy_map(device_type) if ac is not None else None
-    autocast = torch.autocast(device_type, dtype=ac) if ac is not None else contextlib.nullcontext()
-    grads = {p: p.grad for p in model.parameters()}
-    try:
-        for p in grads:
-            p.grad = None
-        with _marking_modules(model), trace(model, device, on_landmark=kept.on_mark, policy=policy) as t:
-            _run(model, inputs, kwargs, loss_fn, device, autocast)
-    finally:
-        for p, g in grads.items():  # the caller's gradients, as they were
-            p.grad = g
-    t.autocast_dtype = dtype_name(ac) if ac is not None else None
-    if not reference:
-        return t, {}, None
-    errors, failed = _reference_errors(kept.tensors, model, inputs, kwargs, loss_fn, device)
-    return t, errors, failed
+    reporter = _Reporter(progress, reference)
+    kept = _Kept({PARAM_GRAD + n for n, _ in model.named_parameters()}) if reference else None
+    t = _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter, max_events, kept)
+
+    def run_reference() -> tuple[dict[str, LandmarkError], str | None]:
+        if kept is None:
+            return {}, None
+        reporter.report("reference")
+        errors, failed = _reference_errors(model, inputs, kwargs, loss_fn, device, kept)
+        reporter.report("bundle")
+        return errors, failed or None
+
+    return t, run_reference
+
+
+def _event_json(e, key: str, names: list[str]) -> dict:
+    """`mpviz.bundle.event_json` with the 8×8 corner, and `stats.sampled` on outputs whose statistics were sampled."""
+    d = event_json(e, key, names, None, OTHER_SAMPLE)
+    for info, out in zip(e.outputs, d["out"], strict=True):
+        if info.stats is not None and info.stats.sampled:
+            out["stats"]["sampled"] = info.stats.sampled
+    return d
 
 
 def _input_info(values: Sequence[Any]) -> list[dict]:
@@ -208,19 +402,17 @@ def model_bundle(
     reference: bool = True,
     max_events: int = MAX_EVENTS,
     max_bytes: int = MAX_BYTES,
+    progress: Callable[[Progress], None] | None = None,
 ) -> LessonBundle:
     """The bundle of `model(*inputs, **kwargs)` (see the module docstring; `reference` as in `trace_model`);
-    `ModelBundleError` past either cap."""
-    t, reference_error, failed = trace_model(
-        model, inputs, device=device, dtype=dtype, kwargs=kwargs, loss=loss, reference=reference
-    )
-    if len(t.events) > max_events:
-        raise ModelBundleError("too_many_events", max_events, len(t.events))
+    `ModelBundleError` past either cap or for a request it cannot trace."""
+    t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress)
     names = names_by_event(t)
-    events = [
-        event_json(e, k, names.get(e.index, []), None, OTHER_SAMPLE)
-        for e, k in zip(t.events, event_keys(t), strict=True)
-    ]
+    events = [_event_json(e, k, names.get(e.index, [])) for e, k in zip(t.events, event_keys(t), strict=True)]
+    size = sum(len(json.dumps(e, separators=(",", ":"), allow_nan=False)) for e in events)
+    if size > max_bytes:  # the events alone are past the cap: refused before the float64 run
+        raise ModelBundleError("too_many_bytes", max_bytes, size)
+    reference_error, failed = run_reference()
     story = [
         {"event": e.index, "landmarks": names[e.index], "casts": feeding_casts(t, e.index), "inputs": [], "notices": []}
         for e in t.story()

@@ -19,7 +19,7 @@ from torch import nn
 
 from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, ModelBundleError, model_bundle
 from view import locales
-from view.notebook import StepperWidget, error_text, require_locale, stepper_widget
+from view.notebook import ProgressLine, StepperWidget, error_text, require_locale, stepper_widget
 
 
 def show(
@@ -37,10 +37,13 @@ def show(
     """Trace `model(*inputs, **kwargs)` forward and backward under autocast(`dtype`) on `device` and return a widget
     that steps through every ATen op of it in the browser (see mpviz.model_bundle for the loss, the float64
     reference, which `reference=False` skips, and the limits). `dtype` None or "off" runs without autocast. Past
-    `max_events` ops or `max_bytes` of bundle, or with nothing to run backward from, it raises ValueError saying so
-    in `locale`'s words.
+    `max_events` ops (it stops tracing there) or `max_bytes` of bundle, or for a request it cannot trace (a device
+    without CUDA, a meta-device model, nothing requiring grad, a loss that is not a scalar floating tensor), it
+    raises one ValueError that says what was wrong and what to do, in `locale`'s words. A trace longer than a
+    second shows its progress in the cell; interrupting it (the kernel's stop button) leaves the model as it was.
     """
     require_locale(locale)  # before the trace, which may take a while
+    progress = ProgressLine(locale)
     try:
         bundle = model_bundle(
             model,
@@ -52,7 +55,12 @@ def show(
             reference=reference,
             max_events=max_events,
             max_bytes=max_bytes,
+            progress=progress,
         )
     except ModelBundleError as err:
         raise ValueError(error_text(err, locale)) from err
+    except KeyboardInterrupt:
+        progress.close(interrupted=True)
+        raise
+    progress.close()
     return stepper_widget(bundle, locale)

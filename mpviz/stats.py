@@ -17,6 +17,12 @@ has exactly the statistics of its source:
 the tensor) and the statistics of everything added are computed in a few vectorized passes over blocks of 32k
 values, flushed whenever the pending values pass `max_pending`; a large tensor is streamed through one reused
 block at once. Memory stays bounded however large the tensors. `tensor_stats(t)` is the same for one tensor.
+
+Sampling, for tracing models at real size (`StatsBatch(sample_above=n)`; off by default): a tensor of more than n
+elements is read once, on its own device, by torch (min, max, the non-finite counts and the overflow counts stay
+exact: one `aminmax` pass, and a counting pass only when a value reaches a threshold), while the statistics that
+need every value's bits (mean, std, zero and subnormal counts, underflow shares, the exponent histogram) come from
+`SAMPLE_SIZE` elements evenly spaced through its memory: `TensorStats.sampled` says how many (0: all of them).
 """
 
 from __future__ import annotations
@@ -146,6 +152,9 @@ class TensorStats:
     overflow_frac: dict[str, float]  # per format: share of elements, finite here, that would round past its max
     underflow_frac: dict[str, float]  # per format name: share of elements, non-zero here, that would become 0
     log2_hist: tuple[tuple[int, int], ...]  # (floor(log2|x|), count) for finite non-zero x, ascending
+    # 0: every statistic read every element. Else mean, std, zero, subnormal, underflow_frac and log2_hist are
+    # estimated from this many evenly spaced elements (counts scaled to numel); the rest stays exact.
+    sampled: int = 0
 
     @property
     def nonfinite(self) -> int:
@@ -182,6 +191,7 @@ _F32 = _Layout(np.float32, np.int32, 23, 255, 150, 1, 1 << 15)
 _F64 = _Layout(np.float64, np.int64, 52, 2047, 1075, 4, 1 << 15)
 _LAYOUTS = {np.dtype(np.float32): _F32, np.dtype(np.float64): _F64}
 MAX_PENDING = 1 << 22  # elements copied before a flush: 16 MiB of float32
+SAMPLE_SIZE = 1 << 13  # elements a sampled tensor's estimates come from: the mean to ~1% of the std
 
 
 def work_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -429,8 +439,11 @@ class StatsBatch:
     measured whenever they pass `max_pending` elements and by `flush()`, then dropped.
     """
 
-    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+    def __init__(self, max_pending: int = MAX_PENDING, sample_above: int | None = None) -> None:
         self.max_pending = max_pending
+        # tensors larger than this are sampled (see the module docstring); None: every tensor measured in full
+        self.sample_above = None if sample_above is None else max(sample_above, SAMPLE_SIZE)
+        self._sampled: dict[int, tuple[int, _Exact]] = {}  # ticket → (its sample's ticket, what was read in full)
         self._pending: dict[_Layout, list[tuple[int, np.ndarray]]] = {_F32: [], _F64: []}
         self._size = 0
         self.flushes = 0  # how many times pending copies were measured and dropped
@@ -450,6 +463,8 @@ class StatsBatch:
         """
         t = t.detach() if t.requires_grad else t
         layout = _F64 if t.dtype == torch.float64 else _F32
+        if self.sample_above is not None and t.numel() > self.sample_above:
+            return self._add_sampled(t, layout)
         if t.numel() <= layout.block:
             values = t.to("cpu", work_dtype(t.dtype), memory_format=torch.contiguous_format, copy=True)
             return self.add_values(values.numpy().reshape(-1), t.dtype)
@@ -467,6 +482,18 @@ class StatsBatch:
             self._blocks.append((np.array([ticket]), block))
             nonfinite += block.counts[0, 1:4]
         return Added(ticket, None, frozenset(k for k, c in zip(_KINDS, nonfinite.tolist(), strict=True) if c))
+
+    def _add_sampled(self, t: torch.Tensor, layout: _Layout) -> Added:
+        """A large tensor: exact extremes and counts read in full by torch, the rest from an even sample."""
+        flat = _dense_flat(t)  # memory order: a transpose or permute of a tensor samples the same elements
+        stride = flat.numel() // SAMPLE_SIZE
+        picked = flat[::stride][:SAMPLE_SIZE].to("cpu", work_dtype(t.dtype), copy=True)
+        sample = self.add_values(picked.numpy().reshape(-1), t.dtype)
+        exact = _read_in_full(flat, layout)
+        ticket = self._ticket(flat.numel(), t.dtype, layout)
+        self._sampled[ticket] = (sample.ticket, exact)
+        kinds = frozenset(k for k, c in zip(_KINDS, (exact.nan, exact.posinf, exact.neginf), strict=True) if c)
+        return Added(ticket, None, kinds)
 
     def add_values(self, values: np.ndarray, dtype: torch.dtype) -> Added:
         """Like `add` for values already copied to the working type (float32, or float64 for float64 `dtype`)."""
@@ -538,10 +565,13 @@ class StatsBatch:
             entries.append((tickets[pieces], exps, cnts))
         hists = self._histograms(entries, T)
         rows, mns, mxs = counts.tolist(), mn.tolist(), mx.tolist()
-        return [
+        out = [
             _stats(self._numel[t], rows[t], mns[t], mxs[t], n1[t], n2[t], hists[t], self._layouts[t].scale)
             for t in range(T)
         ]
+        for t, (sample, exact) in self._sampled.items():
+            out[t] = _with_sample(self._numel[t], exact, out[sample])
+        return out
 
     @staticmethod
     def _histograms(entries, T: int) -> list[tuple[tuple[int, int], ...]]:
@@ -557,6 +587,69 @@ class StatsBatch:
         return [
             tuple(zip(exps[bounds[t] : bounds[t + 1]], total[bounds[t] : bounds[t + 1]], strict=True)) for t in range(T)
         ]
+
+
+class _Exact(NamedTuple):
+    """What a sampled tensor's single full pass reads exactly (min/max over finite values, nan when none)."""
+
+    min: float
+    max: float
+    nan: int
+    posinf: int
+    neginf: int
+    overflow: tuple[int, ...]  # per range format: finite values that would round past its max
+
+
+def _read_in_full(flat: torch.Tensor, layout: _Layout) -> _Exact:
+    """One `aminmax` pass over `flat` on its own device (NaN propagates through it, infinities show in it); the
+    non-finite values are counted only when there are some, and the values past a format's overflow threshold
+    only when the largest magnitude reaches it (compared as bits of the working type, as `_measure_block` does)."""
+    if flat.numel() == 0:
+        return _Exact(math.nan, math.nan, 0, 0, 0, (0,) * len(RANGE_FORMATS))
+    if flat.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):  # fp8: no aminmax kernel
+        flat = flat.to(work_dtype(flat.dtype))
+    lo, hi = (float(v) for v in torch.aminmax(flat))
+    nan = posinf = neginf = 0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        nan, posinf = int(flat.isnan().sum()), int((flat == math.inf).sum())
+        neginf = int((flat == -math.inf).sum())
+        finite = flat[flat.isfinite()]
+        lo, hi = (float(v) for v in torch.aminmax(finite)) if finite.numel() else (math.nan, math.nan)
+    amax = max(abs(lo), abs(hi)) if math.isfinite(lo) else 0.0
+    overflow, bits = [], None
+    for dt, (_, over, _) in zip(RANGE_FORMATS, _thresholds(layout), strict=True):
+        if not FormatRange.of(dt).overflows(amax):
+            overflow.append(0)
+            continue
+        if bits is None:  # |x| as bits of the working type, ordered like the magnitudes; NaN and inf lie above all
+            int_type = torch.int64 if layout is _F64 else torch.int32
+            w = flat.to(work_dtype(flat.dtype)).view(int_type)
+            bits = w & torch.iinfo(int_type).max
+        overflow.append(int((bits >= over).sum()) - nan - posinf - neginf)
+    return _Exact(lo + 0.0, hi + 0.0, nan, posinf, neginf, tuple(overflow))
+
+
+def _with_sample(numel: int, exact: _Exact, sample: TensorStats) -> TensorStats:
+    """A sampled tensor's statistics: `exact`'s where they were read in full, the sample's estimates elsewhere."""
+    scale = numel / max(sample.numel, 1)
+    finite = math.isfinite(exact.min)
+    return TensorStats(
+        numel=numel,
+        min=exact.min,
+        max=exact.max,
+        abs_max=max(abs(exact.min), abs(exact.max)) if finite else math.nan,
+        mean=sample.mean if finite else math.nan,
+        std=sample.std if finite else math.nan,
+        nan=exact.nan,
+        posinf=exact.posinf,
+        neginf=exact.neginf,
+        zero=round(sample.zero * scale),
+        subnormal=round(sample.subnormal * scale),
+        overflow_frac={n: c / numel for n, c in zip(_format_names(), exact.overflow, strict=True)},
+        underflow_frac=sample.underflow_frac,
+        log2_hist=tuple((e, round(c * scale)) for e, c in sample.log2_hist),
+        sampled=sample.numel,
+    )
 
 
 def tensor_stats(t: torch.Tensor) -> TensorStats:

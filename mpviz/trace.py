@@ -82,6 +82,8 @@ class TraceError(ValueError):
     "unsupported_device"  `device` is not one whose autocast mpviz watches (field "device"; `choices` lists them)
     "no_values"           statistics were asked of tensors that hold no values: meta or fake tensors (field
                           "model" or "tensor"); trace with keep_stats=False to record dtypes and shapes only
+    "too_many_events"     the block ran more ops than `max_events` (field "max_events"): raised from the op past
+                          the cap, so the rest of the block never runs
     """
 
     def __init__(self, code: str, field: str, value: object, reason: str, choices: tuple[str, ...] = ()) -> None:
@@ -235,9 +237,22 @@ class _Out:
 class _Recorder(TorchDispatchMode):
     """Dispatch mode + landmark sink that records the ops of one trace, on one thread."""
 
-    def __init__(self, trace: Trace, model: nn.Module, keep_stats: bool, on_landmark=None, policy=None) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        model: nn.Module,
+        keep_stats: bool,
+        on_landmark=None,
+        policy=None,
+        sample_above: int | None = None,
+        max_events: int | None = None,
+        on_event: Callable[[int, str], None] | None = None,
+        sample_caps: tuple[Mapping[str, int], Mapping[str, int]] = (OTHER_SAMPLE, LANDMARK_SAMPLE),
+    ) -> None:
         super().__init__()
         self.trace, self.on_landmark = trace, on_landmark
+        self.max_events, self.on_event = max_events, on_event
+        self.other_caps, self.landmark_caps = sample_caps
         self.policy: Mapping[str, str] = policy or {}  # "aten::linear" → "lower_precision_fp", ...
         self.thread = threading.get_ident()
         self.frames: list[_Frame] = []  # autocast ops in progress (pushed by the Autocast-key kernels)
@@ -256,7 +271,7 @@ class _Recorder(TorchDispatchMode):
         self.cast_events: set[int] = set()
         self.records: list[tuple] = []  # per event: OpEvent's fields, outputs as _Out, until finish()
         self.landmark_of: dict[int, str] = {}
-        self.batch = StatsBatch() if keep_stats else None
+        self.batch = StatsBatch(sample_above=sample_above) if keep_stats else None
         self.recent: dict[tuple[int, int], np.ndarray] = {}  # (event, output) → its copy, while the batch holds it
         self.flushes = 0
         self.backward_unrecorded = False
@@ -271,6 +286,11 @@ class _Recorder(TorchDispatchMode):
             try:
                 with torch._C._DisablePythonDispatcher():  # nor pays the python dispatcher's toll per op
                     self._record(func, args, kwargs, out)
+                    count = len(self.records)
+                    if self.max_events is not None and count > self.max_events:  # stop now, not at the end
+                        raise TraceError("too_many_events", "max_events", self.max_events, "more ops than the cap")
+                    if self.on_event is not None:
+                        self.on_event(count, self.records[-1][1])
             finally:
                 torch._C._set_grad_enabled(grad)
         return out
@@ -346,10 +366,10 @@ class _Recorder(TorchDispatchMode):
                 self.flushes = self.batch.flushes
             bad |= added.nonfinite
             if added.values is None:  # a large tensor, measured at once without a copy
-                outputs.append(_Out(info, added.ticket, sample_values(o, **OTHER_SAMPLE)))
+                outputs.append(_Out(info, added.ticket, sample_values(o, **self.other_caps)))
                 continue
             self.recent[(index, position)] = added.values
-            outputs.append(_Out(info, added.ticket, sample_of(added.values, info.shape, **OTHER_SAMPLE)))
+            outputs.append(_Out(info, added.ticket, sample_of(added.values, info.shape, **self.other_caps)))
         return outputs, bad
 
     def _source(self, t: torch.Tensor) -> int | str | None:
@@ -422,9 +442,9 @@ class _Recorder(TorchDispatchMode):
         if out.ticket is not None:  # landmarks keep a larger sample, of the values the event made when possible
             values = self.recent.get((index, position))
             out.sample = (
-                sample_of(values, out.info.shape, **LANDMARK_SAMPLE)
+                sample_of(values, out.info.shape, **self.landmark_caps)
                 if values is not None
-                else sample_values(t, **LANDMARK_SAMPLE)
+                else sample_values(t, **self.landmark_caps)
             )
 
     def finish(self) -> None:
@@ -585,6 +605,10 @@ def trace(
     keep_stats: bool = True,
     on_landmark: Callable[[str, torch.Tensor], None] | None = None,
     policy: Mapping[str, str] | None = None,
+    sample_above: int | None = None,
+    max_events: int | None = None,
+    on_event: Callable[[int, str], None] | None = None,
+    sample_caps: tuple[Mapping[str, int], Mapping[str, int]] = (OTHER_SAMPLE, LANDMARK_SAMPLE),
 ) -> Iterator[Trace]:
     """Record every ATen op that runs inside the block (forward and backward) as `OpEvent`s of a `Trace`.
 
@@ -594,6 +618,11 @@ def trace(
     `on_landmark(name, tensor)` also receives every landmark the model marks (e.g. to keep its values).
     `policy` maps dispatcher op names ("aten::linear") to autocast categories (see mpviz.policy); with it, a
     cast only counts as autocast's if it goes where the op's category sends it.
+    `sample_above`: outputs of more elements get sampled statistics (`mpviz.stats.StatsBatch`; None: all exact).
+    `max_events`: the op past it raises `TraceError("too_many_events")` at once. `on_event(ops so far, phase)` is
+    called after each op is recorded (for progress; what it raises, e.g. KeyboardInterrupt, ends the block).
+    `sample_caps`: how much of each output (other ops', landmarks') is kept as its sample; a caller that shows
+    less keeps less (mpviz.model_bundle: an 8×8 corner, where a landmark's default is 16 × 128 × 128 values).
     The events are in the trace once the block has ended (also when it raised).
     """
     device_type = _device_type(device)
@@ -605,7 +634,7 @@ def trace(
     result = Trace(device=str(device))
     # CPU autocast must not meet the CUDA-policy emulation's kernels: hold the shared side for the whole block.
     with autocast_shared() if device_type == "cpu" else nullcontext():
-        rec = _Recorder(result, model, keep_stats, on_landmark, policy)
+        rec = _Recorder(result, model, keep_stats, on_landmark, policy, sample_above, max_events, on_event, sample_caps)
         handles = []
         for path, module in model.named_modules():
             handles.append(module.register_forward_pre_hook(lambda m, a, p=path: rec.enter_module(p)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 import time
@@ -131,13 +132,146 @@ def test_the_size_caps_raise_in_the_readers_words():
     x = torch.randn(3, 4)
     with pytest.raises(ModelBundleError) as caught:
         model_bundle(model, [x], max_events=5)
-    assert caught.value.code == "too_many_events" and caught.value.cap == 5 and caught.value.size > 5
-    with pytest.raises(ValueError, match=r"ran \d+ ops .* at most 5\b"):
+    assert caught.value.code == "too_many_events" and caught.value.cap == 5 and caught.value.size == 6
+    with pytest.raises(ValueError, match=r"more than 5 ops .* at most 5\b"):
         mpviz.show(model, x, max_events=5)
     with pytest.raises(ValueError, match="最多绘制 5 个"):
         mpviz.show(model, x, max_events=5, locale="zh")
     with pytest.raises(ValueError, match=r"bundle is 0\.\d+ MB; mpviz.show sends at most 0\.000954 MB"):
         mpviz.show(model, x, max_bytes=1000)
+
+
+def test_a_model_past_the_op_cap_stops_tracing_at_the_cap():
+    """A stack of 12,000 Linear layers runs ~190,000 ops; tracing stops at the op past the cap, the float64 run
+    never starts, and the model is left as it was."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*(nn.Linear(2, 2) for _ in range(12_000)))
+    seen = []
+    with pytest.raises(ModelBundleError) as caught:
+        model_bundle(model, [torch.randn(1, 2)], max_events=2_000, progress=seen.append)
+    assert caught.value.code == "too_many_events" and caught.value.size == 2_001
+    assert {p.phase for p in seen} <= {"forward"} and all(p.ops <= 2_001 for p in seen)
+    assert all(p.grad is None for p in model.parameters())
+
+
+class NoParameters(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * 2).sum()
+
+
+def _frozen() -> nn.Module:
+    return nn.Linear(4, 2).requires_grad_(False)
+
+
+@pytest.mark.parametrize(
+    "make_model, kwargs, code, words",
+    [
+        (NoParameters, {}, "nothing_requires_grad", "model.requires_grad_(True)"),
+        (_frozen, {}, "nothing_requires_grad", "requires_grad is False"),
+        (lambda: nn.Linear(4, 2), {"loss": lambda out: 3}, "bad_loss", "loss= returned int"),
+        (lambda: nn.Linear(4, 2), {"loss": lambda out: out.float()}, "bad_loss", "shape=[3, 2]"),
+        (lambda: nn.Linear(4, 2), {"device": "cuda:0"}, "no_cuda", "torch.cuda.is_available"),
+        (lambda: nn.Linear(4, 2), {"device": "mps"}, "unsupported_device", "not 'mps'"),
+        (lambda: nn.Linear(4, 2, device="meta"), {}, "meta_model", "to_empty"),
+    ],
+    ids=["no-parameters", "frozen", "int-loss", "tensor-loss", "cuda-without-cuda", "mps", "meta"],
+)
+def test_each_request_mpviz_cannot_trace_gets_one_error_that_names_the_fix(make_model, kwargs, code, words):
+    if code == "no_cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    model = make_model()
+    with pytest.raises(ModelBundleError) as caught:
+        model_bundle(model, [torch.randn(3, 4)], **kwargs)
+    assert caught.value.code == code
+    with pytest.raises(ValueError, match=re.escape(words)) as shown:
+        mpviz.show(model, torch.randn(3, 4), **kwargs)
+    assert type(shown.value) is ValueError and isinstance(shown.value.__cause__, ModelBundleError)
+    zh = locales.load("zh", "notebook")[code]
+    with pytest.raises(ValueError, match=re.escape(zh[:6])):
+        mpviz.show(model, torch.randn(3, 4), locale="zh", **kwargs)
+
+
+def test_progress_reports_phases_and_an_interrupt_leaves_the_model_as_it_was():
+    model, ids = tiny_gpt2()
+    seen = []
+    model_bundle(model, [ids], kwargs={"labels": ids}, progress=seen.append)
+    phases = [p.phase for p in seen]
+    assert phases[0] == "forward" and {"backward", "reference", "bundle"} <= set(phases)
+    assert phases.index("backward") < phases.index("reference") < phases.index("bundle")
+    assert all(p.left is not None for p in seen if p.phase != "forward")
+    assert [p.ops for p in seen] == sorted(p.ops for p in seen)
+
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    head = model.lm_head.weight
+    head.grad = torch.ones_like(head)
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+
+    def interrupt(p):
+        if p.phase == "backward":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        model_bundle(model, [ids], kwargs={"labels": ids}, progress=interrupt)
+    assert torch.equal(torch.rand(3), expected)
+    assert torch.equal(head.grad, torch.ones_like(head))
+    assert all(p.grad is None for n, p in model.named_parameters() if p is not head)
+    assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    assert not any(p._backward_hooks for p in model.parameters())
+    again = model_bundle(model, [ids], kwargs={"labels": ids}).data  # nothing of the interrupted trace is left
+    assert again["counts"] == gpt2_counts(model, ids)
+
+
+def gpt2_counts(model, ids) -> dict:
+    return model_bundle(model, [ids], kwargs={"labels": ids}, reference=False).data["counts"]
+
+
+def test_the_progress_line_updates_one_output_in_the_readers_words(monkeypatch):
+    import IPython.display
+
+    from mpviz.model_bundle import Progress
+    from view.notebook import ProgressLine
+
+    shown = []
+
+    class Handle:
+        def update(self, data, raw):
+            shown.append(data["text/plain"])
+
+    def display(data, raw, display_id):
+        shown.append(data["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    line = ProgressLine("en")
+    line.live = True  # as inside a kernel
+    line(Progress("forward", 40, 0.3, None))  # under a second: nothing shown yet
+    assert shown == []
+    line(Progress("forward", 900, 1.2, None))
+    line(Progress("backward", 2_500, 3.0, 4.4))
+    line(Progress("reference", 4_100, 6.0, 1.0))
+    line.close(interrupted=True)
+    assert shown[0] == "Tracing the forward pass: 900 ops so far, 1.2 s."
+    assert shown[1] == "Tracing the backward pass: 2,500 ops so far, 3.0 s, about 4 s left."
+    assert "float64" in shown[2] and "4,100" in shown[2]
+    assert shown[3].startswith("Interrupted after 4,100 ops") and len(shown) == 4
+    zh = ProgressLine("zh")
+    assert zh.words["backward"] == locales.load("zh", "notebook")["progress"]["backward"]
+    assert not ProgressLine("en").live  # outside a kernel (this test process): no output at all
+
+
+def test_large_outputs_have_sampled_statistics_and_say_so():
+    model = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 4))
+    b = model_bundle(model, [torch.randn(300, 512)], dtype="off").data
+    out = {e["i"]: e["out"][0] for e in b["events"] if e["out"] and "stats" in e["out"][0]}
+    sampled = [o for o in out.values() if "sampled" in o["stats"]]
+    exact = [o for o in out.values() if "sampled" not in o["stats"]]
+    assert sampled and exact
+    assert all(o["stats"]["numel"] > 2**16 and o["stats"]["sampled"] == 2**13 for o in sampled)
+    assert all(o["stats"]["numel"] <= 2**16 for o in exact)
+    jsonschema.validate(b, bundle_schema())
 
 
 def test_backward_starts_from_the_loss_given_else_one_found_in_the_output():

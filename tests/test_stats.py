@@ -142,6 +142,32 @@ def _nonfinite(t: torch.Tensor) -> tuple[int, int, int]:
     return int(x.isnan().sum()), int((x == math.inf).sum()), int((x == -math.inf).sum())
 
 
+def test_sampled_statistics_are_exact_where_read_in_full_and_the_samples_elsewhere(monkeypatch):
+    """Past `sample_above`, min/max, the non-finite and overflow figures are the whole tensor's, bit for bit; the
+    rest are those of the evenly spaced sample (in memory order: a transpose samples the same elements), scaled."""
+    monkeypatch.setattr(stats, "SAMPLE_SIZE", 16)
+    corpus = [t for t in _corpus() if t.numel() > 100]
+    g = torch.Generator().manual_seed(1)
+    corpus += [(torch.randn(40, 30, generator=g) * 300).to(torch.float8_e4m3fn), corpus[0].repeat(9).view(-1, 4).t()]
+    batch = StatsBatch(sample_above=100)
+    for t in corpus:
+        added = batch.add(t)
+        got, want = batch.result(added.ticket), reference_stats(t)
+        assert added.values is None and got.sampled == 16
+        assert added.nonfinite == {k for k, n in zip(("nan", "posinf", "neginf"), _nonfinite(t), strict=True) if n}
+        exact = ("numel", "min", "max", "abs_max", "nan", "posinf", "neginf", "overflow_frac")
+        assert _same(dataclasses.replace(want, **{f: getattr(got, f) for f in exact}), want), t
+        flat = stats._dense_flat(t)
+        sample = reference_stats(flat[:: flat.numel() // 16][:16])
+        assert (got.mean, got.std, got.underflow_frac) == (sample.mean, sample.std, sample.underflow_frac) or (
+            math.isnan(sample.mean) and math.isnan(got.mean)
+        )
+        scale = t.numel() / 16
+        assert got.log2_hist == tuple((e, round(c * scale)) for e, c in sample.log2_hist)
+        assert got.zero == round(sample.zero * scale)
+    assert tensor_stats(corpus[0]).sampled == 0  # sampling is asked for, never the default
+
+
 def test_a_batch_keeps_no_reference_and_copies_at_once():
     t = torch.ones(8)
     batch = StatsBatch()

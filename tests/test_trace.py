@@ -305,6 +305,20 @@ def test_zero_size_tensors_are_traced_with_empty_statistics():
     assert out.sample is not None and out.sample.size == 0
 
 
+def test_the_op_past_max_events_stops_the_block_and_each_op_is_reported():
+    model = nn.Sequential(*(nn.Linear(3, 3) for _ in range(50)))
+    seen = []
+    with pytest.raises(TraceError) as e, trace(model, max_events=20, on_event=lambda n, p: seen.append((n, p))) as t:
+        model(torch.randn(2, 3)).sum().backward()
+    assert e.value.code == "too_many_events" and e.value.field == "max_events"
+    assert len(t.events) == 21 and seen == [(n, "forward") for n in range(1, 21)]  # the 21st raised, unreported
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    with trace(model, on_event=lambda n, p: seen.append((n, p))) as t:  # nothing of the stopped trace is left
+        model(torch.randn(2, 3)).sum().backward()
+    phases = [p for _, p in seen[20:]]
+    assert len(phases) == len(t.events) and phases == sorted(phases, key=["forward", "backward"].index)
+
+
 @pytest.mark.parametrize("device", ["meta", "mps", "gpu0", "xla"])
 def test_unsupported_devices_raise_a_trace_error_with_a_code(device):
     with pytest.raises(TraceError) as e, trace(nn.Linear(2, 2), device=device):

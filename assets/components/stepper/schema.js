@@ -126,6 +126,8 @@
  * @property {Object<string, number>} overflow range format → share of elements that would overflow
  * @property {Object<string, number>} underflow range format → share that would flush to zero
  * @property {number[][]} log2_hist [[exponent, count]]
+ * @property {number} [sampled] mean, std, zero, subnormal, underflow and log2_hist estimated from this many evenly
+ *   spaced elements (counts scaled to numel); min, max, the non-finite and overflow figures read every element
  */
 
 /**

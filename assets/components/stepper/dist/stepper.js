@@ -2464,6 +2464,9 @@ var ValuesPanel = class extends Panel {
       )
     );
     const parts = [h("h2", {}, this.w.t("values.title_of", { dtype: this.w.dtypeBadge(out.dtype) })), stats, table];
+    if (st.sampled) {
+      parts.push(h("p", { class: "mpv-small" }, this.w.t("values.sampled", { n: this.w.int(st.sampled) })));
+    }
     parts.push(h("h3", {}, this.w.t("values.hist_title")), this.histogram(st, out.dtype, fmts));
     const err = e.landmarks.length ? this.b.errors?.[e.landmarks[0]] : null;
     if (err) parts.push(h("p", { class: "mpv-err-line" }, this.errorLine(err)));
