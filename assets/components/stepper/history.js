@@ -4,6 +4,9 @@
 // wraps pushState / replaceState: a URL written for the page the active stepper lives on gets the stepper's own
 // keys merged back in. The wrapping lives here only; the stepper claims and releases it, and writes its own URLs
 // through `replace` (the unwrapped original), so it never merges into itself.
+// A push that, once merged, names the URL already shown (the same keys, in any order) becomes a replace: Streamlit
+// pushes the page's own URL without our keys before it pushes another page's, and that entry, the same view again,
+// would cost the reader one extra Back.
 
 /** @typedef {{mergeUrl: (url: string | URL | null | undefined) => string | URL | null | undefined}} UrlOwner */
 
@@ -12,8 +15,9 @@ export class HistoryAdapter {
    * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
    *   originals and the active owner, so a page is wrapped once however often the module runs
    * @param {History} history the page's history object
+   * @param {{href: string}} [here] the page's location (what a push is compared with)
    */
-  constructor(registry, history) {
+  constructor(registry, history, here = globalThis.location) {
     this.registry = registry;
     this.history = history;
     if (!registry.history) {
@@ -30,6 +34,8 @@ export class HistoryAdapter {
           } catch {
             merged = url; // never break navigation
           }
+          if (name === "pushState" && here && sameUrl(merged, here.href))
+            return original.replace(state, unused, merged);
           return write(state, unused, merged);
         };
       }
@@ -50,4 +56,22 @@ export class HistoryAdapter {
   replace(url) {
     this.registry.history.replace(this.history.state, "", url);
   }
+}
+
+/** Whether two URLs name the same place: origin, path, hash, and the same query keys and values in any order. */
+export function sameUrl(url, current) {
+  if (url == null) return false;
+  let a, b;
+  try {
+    a = new URL(url, current);
+    b = new URL(current);
+  } catch {
+    return false;
+  }
+  const query = (u) =>
+    [...u.searchParams]
+      .map(([k, v]) => `${k}=${v}`)
+      .sort()
+      .join("&");
+  return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
 }
