@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,7 +110,8 @@ class _Reporter:
 
     def __init__(self, progress: Callable[[Progress], None] | None, reference: bool) -> None:
         self.progress, self.reference = progress, reference
-        self.start = self.last = time.monotonic()
+        self.start = time.monotonic()
+        self.last = -math.inf  # the first op is reported at once
         self.forward_s: float | None = None
         self.phase, self.ops = "forward", 0
 
