@@ -5,6 +5,8 @@ attention lesson's view.
 Each test waits on what the page shows (the stepper's place, where focus is, the URL), never on a fixed time.
 """
 
+import json
+
 import pytest
 
 from tests.browser import APP_IDLE, QUIET
@@ -75,4 +77,40 @@ def test_one_back_leaves_the_attention_lesson(browser, streamlit_server):
     page.wait_for_function("location.pathname === '/' && location.search.includes('step=1')", timeout=60_000)
     page.go_back()
     page.wait_for_url("about:blank", timeout=60_000)
+    context.close()
+
+
+FOCUSED_BIT = """() => { const b = document.activeElement, w = b && b.closest("[class*='st-key-bits-']");
+  if (!w || !b.matches('button[data-variant=pills]')) return null;
+  return {key: [...w.classList].find((c) => c.startsWith('st-key-bits-')),
+          index: [...w.querySelectorAll('button[data-variant=pills]')].indexOf(b),
+          pressed: b.getAttribute('aria-pressed')}; }"""
+
+
+@pytest.mark.parametrize("how", ["Enter", "Space", "click"])
+def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server, how):
+    """Flipping a bit of the formats page reruns it and redraws the pills: focus comes back to the same bit,
+    now showing its new state, so the next key flips on from there."""
+    server, _ = streamlit_server
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/formats")
+    page.wait_for_selector(APP_IDLE, timeout=300_000)
+    page.wait_for_function(QUIET, timeout=300_000)
+    bit = page.locator("[class*='st-key-bits-exponent-'] button[data-variant=pills]").nth(2)
+    value = page.locator(".st-key-value input")
+    typed = value.input_value()
+    bit.focus()
+    before = page.evaluate(FOCUSED_BIT)
+    assert before is not None
+    if how == "click":
+        bit.click()
+    else:
+        page.keyboard.press(how)
+    page.wait_for_function(f"document.querySelector('.st-key-value input').value !== {json.dumps(typed)}")
+    page.wait_for_selector(APP_IDLE, timeout=300_000)  # the rerun the flip caused has drawn the pills again
+    page.wait_for_function(QUIET, timeout=300_000)
+    after = {**before, "pressed": "false" if before["pressed"] == "true" else "true"}
+    want = json.dumps(json.dumps(after, separators=(",", ":")))  # JSON.stringify's spelling, as a JS string
+    page.wait_for_function(f"JSON.stringify(({FOCUSED_BIT})()) === {want}")
     context.close()
