@@ -195,7 +195,7 @@ def _prepared(cfg: Fp8Config, device: str) -> tuple[nn.Module, torch.Tensor, tor
     for the delayed recipe, after the earlier steps that fill the amax histories."""
     validate_fp8(cfg)
     if device != "cpu" and not (device == "cuda" and torch.cuda.is_available()):
-        raise ConfigError("device", device, ("cpu", "cuda"), "not available here")
+        raise ConfigError("device", device, ("cpu", "cuda"), "device not available here")
     rec = _Recorder(recipe(cfg.recipe), device)
     model, x, targets = build(cfg.attention)
     for path in PROJECTIONS:
