@@ -4,9 +4,13 @@
 // wraps pushState / replaceState: a URL written for the page the active stepper lives on gets the stepper's own
 // keys merged back in. The wrapping lives here only; the stepper claims and releases it, and writes its own URLs
 // through `replace` (the unwrapped original), so it never merges into itself.
-// A push that, once merged, names the URL already shown (the same keys, in any order) becomes a replace: Streamlit
-// pushes the page's own URL without our keys before it pushes another page's, and that entry, the same view again,
-// would cost the reader one extra Back.
+// A push of the URL already shown (the same path and keys in any order, the stepper's own keys aside) keeps the
+// entry as it is: leaving the lesson, Streamlit pushes the lesson's URL without our keys (the stepper has already
+// let go) before it pushes the next page's, and that entry, the same view again, would cost the reader a Back.
+
+import { LEGACY_EL, PARAMS } from "./place.js";
+
+const PLACE_KEYS = [...PARAMS, ...LEGACY_EL]; // the stepper's own keys in a URL
 
 /** @typedef {{mergeUrl: (url: string | URL | null | undefined) => string | URL | null | undefined}} UrlOwner */
 
@@ -34,8 +38,8 @@ export class HistoryAdapter {
           } catch {
             merged = url; // never break navigation
           }
-          if (name === "pushState" && here && sameUrl(merged, here.href))
-            return original.replace(state, unused, merged);
+          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
+            return original.replace(state, unused, here.href);
           return write(state, unused, merged);
         };
       }
@@ -58,8 +62,11 @@ export class HistoryAdapter {
   }
 }
 
-/** Whether two URLs name the same place: origin, path, hash, and the same query keys and values in any order. */
-export function sameUrl(url, current) {
+/**
+ * Whether two URLs name the same page and query: origin, path, hash, the same keys and values in any order.
+ * @param {string[]} [ignored] keys left out of the comparison
+ */
+export function sameUrl(url, current, ignored = []) {
   if (url == null) return false;
   let a, b;
   try {
@@ -70,6 +77,7 @@ export function sameUrl(url, current) {
   }
   const query = (u) =>
     [...u.searchParams]
+      .filter(([k]) => !ignored.includes(k))
       .map(([k, v]) => `${k}=${v}`)
       .sort()
       .join("&");

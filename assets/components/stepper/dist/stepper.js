@@ -1990,6 +1990,7 @@ var HeatPanel = class extends Panel {
 };
 
 // assets/components/stepper/history.js
+var PLACE_KEYS = [...PARAMS, ...LEGACY_EL];
 var HistoryAdapter = class {
   /**
    * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
@@ -2014,8 +2015,8 @@ var HistoryAdapter = class {
           } catch {
             merged = url;
           }
-          if (name === "pushState" && here && sameUrl(merged, here.href))
-            return original.replace(state, unused, merged);
+          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
+            return original.replace(state, unused, here.href);
           return write(state, unused, merged);
         };
       }
@@ -2034,7 +2035,7 @@ var HistoryAdapter = class {
     this.registry.history.replace(this.history.state, "", url);
   }
 };
-function sameUrl(url, current) {
+function sameUrl(url, current, ignored = []) {
   if (url == null) return false;
   let a, b;
   try {
@@ -2043,7 +2044,7 @@ function sameUrl(url, current) {
   } catch {
     return false;
   }
-  const query = (u) => [...u.searchParams].map(([k, v]) => `${k}=${v}`).sort().join("&");
+  const query = (u) => [...u.searchParams].filter(([k]) => !ignored.includes(k)).map(([k, v]) => `${k}=${v}`).sort().join("&");
   return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
 }
 
