@@ -54,6 +54,8 @@ T = TypeVar("T")
 DEFAULT_TIME_LIMIT_S = 180  # a top-size lesson takes ~30 s on two busy cores; six times that is a runaway
 DEFAULT_TASKS_PER_WORKER = 25
 STARTUP_LIMIT_S = 120  # for a new worker to import torch and mpviz on a machine that is busy
+PING = "ping"  # asked of an idle worker before a call: a worker killed a moment ago may still look alive
+PING_LIMIT_S = 5.0  # an idle worker answers at once; one that does not is dead, or too stuck to be given a call
 
 
 class WorkerCrashed(RuntimeError):
@@ -102,7 +104,8 @@ def _rebuilt(kind: type, args: tuple, state: dict, trace: str) -> BaseException:
 
 
 def _serve(conn: Connection) -> None:
-    """A worker's loop: receive (fn, args), send ("ok", result) or ("err", portable exception); None ends it."""
+    """A worker's loop: receive (fn, args), send ("ok", result) or ("err", portable exception); PING is answered
+    with PING; None ends it."""
     import mpviz  # noqa: F401  # warm up now (torch, the kernel probe), not on the first request
 
     try:
@@ -116,6 +119,9 @@ def _serve(conn: Connection) -> None:
             return
         if task is None:
             return
+        if task == PING:
+            conn.send(PING)
+            continue
         fn, args = task
         try:
             reply = ("ok", fn(*args))
@@ -169,9 +175,16 @@ class _Worker:
         self.ready = True
 
     def died_idle(self) -> bool:
-        """Whether it is gone before being handed a call (killed from outside, or died starting): an idle worker
-        never writes, so a readable socket after its "ready" is the end of file its death left."""
-        return not self.ready or self.process.poll() is not None or self.conn.poll(0)
+        """Whether it is gone before being handed a call (killed from outside, or died starting). A process
+        killed a moment ago can still look alive (its other threads are still exiting, its socket still open),
+        so an idle worker that looks alive is asked: one that does not answer PING within PING_LIMIT_S is gone."""
+        if not self.ready or self.process.poll() is not None or self.conn.poll(0):
+            return True
+        try:
+            self.conn.send(PING)
+            return not self.conn.poll(PING_LIMIT_S) or self.conn.recv() != PING
+        except (EOFError, OSError):
+            return True
 
     def stop(self, kill: bool = False) -> None:
         """End the process: politely when idle, by SIGKILL when it is running a call that must not finish."""

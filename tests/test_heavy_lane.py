@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import view.client
 import view.results
 from mpviz import admission, workers
 from mpviz.admission import AdmissionGate
@@ -94,7 +95,7 @@ def test_the_client_is_the_address_a_proxy_on_a_private_network_saw(monkeypatch)
 
     def client(ip, forwarded=()):
         monkeypatch.setattr(view.results.st, "context", Context(ip, list(forwarded)))
-        return view.results.client_key()
+        return view.client.client_id()
 
     assert client("93.184.216.34", ["151.101.1.69"]) == "93.184.216.34"  # from the internet: its header proves nothing
     assert client(None, ["151.101.1.69, 140.82.112.3"]) == "140.82.112.3"  # via the local proxy: what it appended

@@ -24,7 +24,6 @@ says the same. Codes that lead nowhere are limited per client (view.rooms.Lookup
 from __future__ import annotations
 
 import html
-import ipaddress
 import math
 import time
 from collections.abc import Mapping
@@ -42,6 +41,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from mpviz import lessons
 from view import goto, text
+from view.client import client_id
 from view.page import presenting, warn
 from view.rooms import KEY, PRESENTER_KEY, ROOMS, Lookup, Room, RoomRefused, RoomView, new_presenter_key, random_key
 from view.stepper import PLACE
@@ -65,7 +65,6 @@ REFUSED = "_room_refused"  # session key: why no room could be opened (view.room
 HANDED = "_handover_link"  # session key: the hand-over link made in this session
 GONE = "_presenter_gone"  # session key: whether this follower's presenter is gone (what the sidebar last said)
 BACK_AT = "_presenter_back_at"  # session key: when this follower's presenter came back
-CLIENT = "_client"  # session key: who this session is for the per-client bounds (client_id)
 LOOKUP_WAIT = "_lookup_wait"  # session key: seconds this follower's client must wait before trying a new code
 
 _key_component = st.components.v2.component(
@@ -85,29 +84,6 @@ def session_id() -> str:
 def _alive(session: str) -> bool:
     """Whether a presenter session is still connected (a presenter who reloaded is not: the new one enters)."""
     return not Runtime.exists() or Runtime.instance().is_active_session(session)
-
-
-def _proxied(peer: str | None) -> bool:
-    """Whether the connection comes from where a proxy in front of us would sit (this host or a private network)."""
-    if peer is None:  # Streamlit says None for loopback
-        return True
-    try:
-        return ipaddress.ip_address(peer).is_private
-    except ValueError:
-        return False
-
-
-def client_id() -> str | None:
-    """Who is asking, for the per-client bounds (rooms opened, wrong codes tried): the address the proxy saw (the
-    last X-Forwarded-For entry, the one a client cannot write) when the connection comes from a proxy's place,
-    else the connection's own address. None for this machine itself without a proxy (a teacher's laptop, the
-    tests): it is not bounded. A server exposed directly on a private network trusts that network's header."""
-    if CLIENT in st.session_state:  # a session's connection does not change: read its headers once, not per poll
-        return st.session_state[CLIENT]
-    peer = st.context.ip_address
-    forwarded = (st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
-    client = st.session_state[CLIENT] = forwarded if forwarded and _proxied(peer) else peer
-    return client
 
 
 def route_key() -> str | None:

@@ -6,7 +6,7 @@ which gets a message and a retry button (`view.page.worker_crash`); results are 
 
 A class on one link shares every result: `mpviz.admission.default_cache()` is a byte-bounded, single-flight memo
 keyed on small config objects. Two lanes: a heavy computation (see `mpviz.model.is_heavy`) first waits for a slot
-of `default_gate()` (one place per client: `client_key`), a light one computed in a worker for a slot of
+of `default_gate()` (one place per client: `view.client.client_id`), a light one computed in a worker for a slot of
 `light_gate()`, whose worker no heavy run ever holds; the page says the visitor's place in the queue meanwhile, and
 a visitor who leaves gives the place back (the next queue update raises Streamlit's stop in the waiting script).
 Results are shared: never mutate them.
@@ -14,7 +14,6 @@ Results are shared: never mutate them.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
@@ -34,6 +33,7 @@ from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_d
 from mpviz.policy import ChildProbeError
 from mpviz.workers import WorkerCrashed, default_pool, run_isolated
 from view import run_slots, text
+from view.client import client_id
 from view.figures.formats import bit_layout_figure
 from view.figures.shared import SharedFigure
 from view.page import log, worker_crash
@@ -46,23 +46,6 @@ default_pool()  # start the workers with the server's first page run: they impor
 def config_key(cfg: AttentionConfig) -> tuple:
     """A small hashable cache key for a config."""
     return tuple(sorted(cfg.to_dict().items()))
-
-
-def client_key() -> str | None:
-    """Who this session's browser is, for the heavy lane's one-place-per-client rule: the address the connection
-    came from, or, when it came through a proxy on this machine or a private network (deploy/nginx.conf.template,
-    an Ingress, a Space's front), the address that proxy saw, the last X-Forwarded-For entry (what it appended).
-    None for a browser on this machine with no proxy (local use: nobody to share with)."""
-    try:
-        ip = st.context.ip_address
-        forwarded = list(st.context.headers.get_all("X-Forwarded-For"))
-        private = ip is None or ipaddress.ip_address(ip.split("%")[0]).is_private
-    except Exception:  # no browser connection (a page test: a stand-in context): no client to tell apart
-        return None
-    if not private:
-        return ip  # straight from the internet: a header it sent proves nothing
-    hops = [h.strip() for line in forwarded if isinstance(line, str) for h in line.split(",") if h.strip()]
-    return hops[-1] if hops else ip
 
 
 def _through(gate: AdmissionGate, queued: str, fn: Callable[[], T], client: str | None = None) -> T:
@@ -86,7 +69,7 @@ def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
     place meanwhile."""
     if not heavy:
         return fn()
-    return _through(default_gate(), text.section("common")["queued"], fn, client=client_key())
+    return _through(default_gate(), text.section("common")["queued"], fn, client=client_id())
 
 
 def spinner(key: tuple, words: str) -> AbstractContextManager:

@@ -10,7 +10,7 @@ is public (it is on the projector): knowing it lets one follow, never present.
 
 The contract:
 - `open(key, session, client, preferred)` gives the holder of `key` a new room: `preferred` if it is free, else
-  `preferred-2`, `preferred-3`, … A client (an address, see view/follow.py `client_id`; None: this machine itself,
+  `preferred-2`, `preferred-3`, … A client (an address, see view/client.py `client_id`; None: this machine itself,
   unbounded) holds at most `max_per_client` rooms at once (`RoomRefused`, reason "client"); when the registry is
   full, only a room whose presenter and followers have all been away for `ACTIVE_S` makes way, else `RoomRefused`
   (reason "full").
