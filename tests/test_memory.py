@@ -2,8 +2,9 @@
 
 Against a real `streamlit run app.py`: six sessions ask for T=512, d=512, H=16 lessons with distinct seeds at once
 (the admission gate lets them through one at a time), while another visitor keeps opening an unrelated cached link.
-Peak RSS must stay under 1.5 GB, and once the six sessions have closed (and their disconnected sessions expired) it
-must come back within 300 MB of where it started. The unrelated page's latency is printed, not asserted.
+Peak RSS (the server and both lanes' workers) must stay under 1.8 GB, and once the six sessions have closed (and
+their disconnected sessions expired) it must come back within 300 MB of where it started. The unrelated page's
+latency is printed, not asserted.
 """
 
 import asyncio
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see confte
 HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run, one seed per visitor
 VISITORS = 6
 UNRELATED = "dtype=bf16"  # the default lesson, cached before the storm
-PEAK_LIMIT_MB = 1536
+PEAK_LIMIT_MB = 1843  # the server, the heavy lane's worker and the light lane's (~300 MB idle): the k8s limit is 2 GiB
 RETURN_LIMIT_MB = 300
 TTL_S = 3  # disconnected sessions expire this fast here (the shipped config keeps them 30 s)
 TOTAL_TIMEOUT_S = 600
