@@ -33,7 +33,7 @@ def _run_claims(args) -> None:
                 "key": c.key,
                 "seeds": c.seeds,
                 "source_titles": [claims.SOURCES[seed] for seed in c.seeds],
-                "section": c.section,
+                "section": c.section if c.section[0] else None,  # None: the heading is in its words (locales)
                 "topic": c.topic,
                 "on_demand": c.on_demand,
                 "verdict": r.verdict,
