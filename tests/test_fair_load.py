@@ -7,13 +7,12 @@ limits.
 
 import asyncio
 import os
-import threading
 import time
 
 import pytest
 
 from tests.conftest import running_server
-from tests.test_memory import _rss_mb
+from tests.test_memory import _rss_mb, sampled_rss
 from view.websocket_session import open_page, percentile
 from view.websocket_session import run as run_sessions
 
@@ -41,23 +40,12 @@ async def _both(url: str) -> tuple[list, list, list[float]]:
     return [t.result() for t in heavy], small_runs, [heavy_left, *heavy_done_at]
 
 
-def test_small_links_finish_while_ten_top_size_links_queue(tmp_path, printout):
+def test_small_links_finish_while_top_size_links_queue(tmp_path, printout):
     with running_server(tmp_path / "server.log", "--server.disconnectedSessionTTL", str(TTL_S)) as (url, proc):
         run_sessions(open_page(url, SMALL.format(seed=1)))  # the server and both lanes' workers are up
-        start = _rss_mb(proc.pid)
-        samples, done = [start], threading.Event()
-
-        def sample() -> None:
-            while not done.wait(0.2):
-                samples.append(_rss_mb(proc.pid))
-
-        sampler = threading.Thread(target=sample)
-        sampler.start()
-        try:
+        with sampled_rss(proc.pid) as samples:
             heavy, small, (heavy_left, *heavy_done_at) = run_sessions(asyncio.wait_for(_both(url), TOTAL_TIMEOUT_S))
-        finally:
-            done.set()
-            sampler.join()
+        start = samples[0]
         time.sleep(TTL_S + 5)
         after = _rss_mb(proc.pid)
         log = (tmp_path / "server.log").read_text()[-3000:]

@@ -11,6 +11,8 @@ import asyncio
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,25 @@ def _rss_mb(pid: int) -> float:
     return total
 
 
+@contextmanager
+def sampled_rss(pid: int, every_s: float = 0.2) -> Iterator[list[float]]:
+    """RSS of `pid` and its children (`_rss_mb`), read now and every `every_s` until the block ends: the list grows
+    while the block runs, its first entry is the reading before it."""
+    samples, done = [_rss_mb(pid)], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(every_s):
+            samples.append(_rss_mb(pid))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield samples
+    finally:
+        done.set()
+        sampler.join()
+
+
 async def _storm(url: str, unrelated: list[float]) -> list:
     heavy = [asyncio.create_task(open_page(url, HEAVY.format(seed=k))) for k in range(1, VISITORS + 1)]
     while not all(t.done() for t in heavy):  # meanwhile another visitor opens a cached page, once a second
@@ -54,22 +75,11 @@ async def _storm(url: str, unrelated: list[float]) -> list:
 def test_six_largest_runs_at_once_stay_bounded(tmp_path, printout):
     with running_server(tmp_path / "server.log", "--server.disconnectedSessionTTL", str(TTL_S)) as (url, proc):
         run_sessions(open_page(url, UNRELATED))  # the unrelated link is computed and cached first
-        start = _rss_mb(proc.pid)
-        samples, done = [start], threading.Event()
-
-        def sample() -> None:
-            while not done.wait(0.2):
-                samples.append(_rss_mb(proc.pid))
-
-        sampler = threading.Thread(target=sample)
-        sampler.start()
         unrelated: list[float] = []
         began = time.perf_counter()
-        try:
+        with sampled_rss(proc.pid) as samples:
             runs = run_sessions(asyncio.wait_for(_storm(url, unrelated), TOTAL_TIMEOUT_S))
-        finally:
-            done.set()
-            sampler.join()
+        start = samples[0]
         storm_s = time.perf_counter() - began
         time.sleep(TTL_S + 5)  # the six sessions have closed: let their disconnected sessions expire
         after = _rss_mb(proc.pid)
