@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["assets/components/stepper/dist/**", "node_modules/**"] },
+  { ignores: ["mpviz/presentation/static/**", "node_modules/**"] },
   js.configs.recommended,
   {
     files: ["assets/components/stepper/**/*.js"],

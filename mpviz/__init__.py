@@ -1,15 +1,11 @@
 """mpviz: measure what mixed precision does inside one self-attention layer, or inside your own model in a notebook
-(`mpviz.show`, mpviz/notebook.py). Importable without streamlit.
+(`mpviz.show`, mpviz/presentation/notebook.py). Importable without streamlit.
 
-Importing mpviz first makes the low-precision CPU kernels safe to run (`mpviz.kernel_probe`): where they crash
-the process, oneDNN's ISA is capped before any mpviz computation can start one of them.
+Importing mpviz starts no process and changes no global. Its entry points (`trace`, `trace_attention`, `show`, the
+command line, the app's server and workers) first make the low-precision CPU kernels safe to run
+(`mpviz.kernel_probe`): where they crash the process, oneDNN's ISA is capped before the first one runs.
 """
 
-from mpviz.kernel_probe import ensure_safe_kernels
-
-ensure_safe_kernels()  # before the imports below: no mpviz module may have run a oneDNN kernel yet
-
-# ruff: noqa: E402
 from mpviz.attention import AttentionTrace, available_devices, trace_attention
 from mpviz.model import LIMITS, AttentionConfig, ConfigError, build, parse_autocast_dtype, validate
 from mpviz.trace import OpEvent, TensorInfo, Trace, trace
@@ -32,10 +28,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """`mpviz.show` (mpviz/notebook.py), imported on first use: anywidget and the view layer load only when a
-    notebook asks for them."""
+    """`mpviz.show` (mpviz/presentation/notebook.py), imported on first use: anywidget and the view layer load only when
+    a notebook asks for them."""
     if name == "show":
-        from mpviz.notebook import show
+        from mpviz.presentation.notebook import show
 
         return show
     raise AttributeError(f"module 'mpviz' has no attribute {name!r}")

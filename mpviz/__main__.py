@@ -1,4 +1,5 @@
-"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|fp8|bench|lessons|export> [--json].
+"""Command line: python -m mpviz <trace|policy|bits|softmax|scaler|recipes|claims|fp8|bench|lessons|export|app>
+[--json].
 
 Each subcommand has, in its module of mpviz/cli, one `_add_<name>(subparsers)` that declares its arguments
 (choices and defaults read from the engine's constants) and one `_run_<name>(args)` that prints. `main(argv)` runs
@@ -25,9 +26,10 @@ import os
 import sys
 from collections.abc import Callable
 
-from mpviz.cli import attention, claims, export, fp8, lessons, numbers, training
+from mpviz.cli import app, attention, claims, export, fp8, lessons, numbers, training
 from mpviz.cli.arguments import Parser
 from mpviz.cli.output import EXIT_INTERNAL, EXIT_PIPE, EXIT_USAGE, PROG, UsageError, one_line, reader_left, write_stdout
+from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import ConfigError
 
 # name → (declare arguments, run), in the order `--help` lists them
@@ -39,6 +41,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     **fp8.COMMANDS,
     **lessons.COMMANDS,
     **export.COMMANDS,
+    **app.COMMANDS,
 }
 
 
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             return e.code if isinstance(e.code, int) else EXIT_USAGE
         command = args.command
         write_stdout("")  # fails now, before any work, if stdout is closed
+        ensure_safe_kernels()  # before any command's first oneDNN kernel (a child process once per machine)
         COMMANDS[command][1](args)
         write_stdout()  # flush inside the try: a reader that went away shows up here, not at exit
         if reader_left():  # output that fit in the pipe, and the reader left without all of it

@@ -15,6 +15,7 @@ import torch
 from mpviz import landmarks
 from mpviz.emulation import cuda_policy_on_cpu
 from mpviz.isolation import autocast_shared
+from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, build, parse_autocast_dtype, validate
 from mpviz.policy import device_policy
 from mpviz.stats import dtype_name
@@ -147,6 +148,7 @@ def trace_attention(
 
     Raises ConfigError for configs outside `mpviz.model.LIMITS` or devices this process cannot use.
     """
+    ensure_safe_kernels()  # before the block is built and run: its ops may be this process's first oneDNN kernels
     ac = parse_autocast_dtype(dtype)
     if device not in available_devices():
         raise ConfigError("device", device, available_devices(), "device not available here")

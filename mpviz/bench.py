@@ -4,7 +4,7 @@ device's run and the bundle), with the bundle's size; plus a class of 30 opening
 
 Each config's variants are timed in interleaved rounds (`mpviz.timing`), `repeat` rounds after one warm-up run of
 each (kernel registration, allocator); `repeat` is bounded by `mpviz.timing.REPEAT_LIMITS`. The class is measured
-by a child process (view/page_timing.py, with its own `streamlit run`): mpviz never imports streamlit itself.
+by a child process (mpviz/app/page_timing.py, with its own `streamlit run`): mpviz never imports streamlit itself.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class BenchRow:
 
 @dataclass(frozen=True)
 class PageRun:
-    """A class opening one link on a real `streamlit run app.py`, its results already cached (view/page_timing.py)."""
+    """A class opening one link on a real `streamlit run app.py`, its results already cached
+    (mpviz/app/page_timing.py)."""
 
     query: str
     sessions: int  # fresh sessions opened at once
@@ -118,7 +119,7 @@ def page_run(sessions: int = CLASS_SIZE) -> PageRun | None:
     if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("websockets") is None:
         return None
     root = Path(__file__).resolve().parents[1]
-    args = [sys.executable, "-m", "view.page_timing", PAGE_QUERY, str(sessions)]
+    args = [sys.executable, "-m", "mpviz.app.page_timing", PAGE_QUERY, str(sessions)]
     proc = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"timing the page failed: {proc.stderr.strip()[-300:]}")

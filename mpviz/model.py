@@ -175,7 +175,7 @@ def validate(cfg: AttentionConfig, device: str = "cpu", dtype: torch.dtype | Non
 
 
 # Multiply-adds of one forward pass above which a run takes a noticeable share of a second on one core: such runs
-# go through the process-wide admission gate (mpviz.admission) instead of starting at once.
+# go through the process-wide admission gate (mpviz.app.serving.admission) instead of starting at once.
 HEAVY_WORK = 2**23
 FP16_CPU_SLOWDOWN = 16  # fp16 on a CPU without fp16 units runs roughly this much slower than fp32 (measured: 11–50×)
 

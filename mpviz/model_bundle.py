@@ -77,7 +77,7 @@ BACKWARD_SHARE, REFERENCE_SHARE = 2.0, 1.0
 
 
 class ModelBundleError(ValueError):
-    """A model mpviz cannot bundle as asked; `code` is stable for the view to word (locales/*/notebook.toml):
+    """A model mpviz cannot bundle as asked; `code` is stable for the view to word (mpviz/locales/*/notebook.toml):
 
     "too_many_events"        more ops than the cap: `cap`, `size` (the ops traced when it stopped: cap + 1)
     "too_many_bytes"         a bundle larger than the cap: `cap`, `size` (bytes)

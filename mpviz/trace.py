@@ -65,6 +65,7 @@ from torch.utils._pytree import tree_flatten
 
 from mpviz import landmarks
 from mpviz.isolation import autocast_shared
+from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.policy import resolve_op
 from mpviz.stats import StatsBatch, TensorStats, dtype_name, sample_of, sample_values
 
@@ -626,6 +627,7 @@ def trace(
     The events are in the trace once the block has ended (also when it raised).
     """
     device_type = _device_type(device)
+    ensure_safe_kernels()  # before this process's first oneDNN kernel: the model's ops may be its first
     if getattr(_local, "recorder", None) is not None:
         raise RuntimeError("mpviz.trace cannot be nested in one thread")
     if keep_stats and any(t.is_meta or is_fake(t) for t in (*model.parameters(), *model.buffers())):

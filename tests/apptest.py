@@ -6,11 +6,11 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-BOUNDARY = re.compile(r"error id `[0-9a-f]{8}`")  # view.page.guarded's message (common.toml section_failed)
+BOUNDARY = re.compile(r"error id `[0-9a-f]{8}`")  # mpviz.app.page.guarded's message (common.toml section_failed)
 
 
 def page_app(page: str, timeout: float = 240, **params: str) -> AppTest:
-    """app.py switched to `page` ("pages/x.py") with `params` as ?key=value; not run yet (call .run())."""
+    """app.py switched to `page` ("mpviz/pages/x.py") with `params` as ?key=value; not run yet (call .run())."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = value

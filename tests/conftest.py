@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from mpviz import admission, workers
-from mpviz.admission import BoundedCache, default_cache
+from mpviz.app.serving import admission, workers
+from mpviz.app.serving.admission import BoundedCache, default_cache
 from tests.browser import CHROMIUM_ARGS, require_chromium
 from tests.servers import free_port, stop, wait_until_answering
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 SERIAL = "serial"  # the xdist group whose tests run on one worker, one after another (see below)
 SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
-# A served app computes in worker processes (mpviz.workers), as hosted; page tests in this process compute
+# A served app computes in worker processes (mpviz.app.serving.workers), as hosted; page tests in this process compute
 # in-process, so that their monkeypatches reach the engine.
 workers.set_default_pool(None)
 

@@ -1,6 +1,6 @@
 """A corpus of hostile URL values and the check every page must pass against them.
 
-Each value goes into every URL parameter a page declares (view.url.DECLARED, recorded when the page runs), all at
+Each value goes into every URL parameter a page declares (mpviz.app.url.DECLARED, recorded when the page runs), all at
 once, one value per run. A page passes when it raises nothing, its error boundary caught nothing, and every warning
 it shows renders to HTML without a link, an image or raw HTML coming from the visitor's text.
 """

@@ -17,7 +17,7 @@ from importlib.resources import files
 
 import pytest
 
-from mpviz.lessons import LESSONS
+from mpviz.app.lessons import LESSONS
 from tests.browser import APP_IDLE, QUIET
 
 pytestmark = pytest.mark.browser

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from mpviz import admission
-from mpviz.admission import AdmissionGate, BoundedCache, estimate_bytes
+from mpviz.app.serving import admission
+from mpviz.app.serving.admission import AdmissionGate, BoundedCache, estimate_bytes
 
 TIMEOUT = 30  # generous: only to turn a deadlock into a failure, never a speed assertion
 
@@ -179,7 +179,7 @@ def test_slots_and_cache_size_come_from_the_environment(monkeypatch, caplog):
     assert admission.default_slots() == 3
     for bad in ("0", "-2", "many", "1e3"):
         monkeypatch.setenv("MPVIZ_HEAVY_SLOTS", bad)
-        with caplog.at_level("WARNING", logger="mpviz.admission"):
+        with caplog.at_level("WARNING", logger="mpviz.app.serving.admission"):
             assert admission.default_slots() == max(1, admission.usable_cpus() // 2)
         assert "MPVIZ_HEAVY_SLOTS" in caplog.text
     monkeypatch.setattr(admission, "_gate", None)

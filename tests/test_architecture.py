@@ -1,6 +1,7 @@
-"""The project's structural rules, checked: engine without streamlit, thin pages, lint and format clean."""
+"""The project's structural rules, checked: the layers, thin pages, typed public functions, lint and format clean."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,58 +9,100 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.xdist_group("serial")  # reads pages/, which test_navigation's throw-away lesson writes
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+PACKAGE = ROOT / "mpviz"
+# The layers, lowest first: each imports only the ones below it (and the third-party packages it is given).
+LAYERS = ("engine", "presentation", "app", "pages")
+ENGINE_PACKAGES = {"torch", "numpy", "ml_dtypes"}  # the base install: the engine and the CLI need nothing else
+CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")  # Chinese words and punctuation
+
+
+def layer_of(path: Path) -> str:
+    """A module's layer, from where it lives: mpviz/presentation, mpviz/app, mpviz/pages (and app.py, which runs the
+    app), the command line (mpviz/cli, mpviz/__main__.py) and the package's front door (mpviz/__init__.py: `mpviz.show`
+    imported on first use) on top, everything else in mpviz the engine."""
+    if path == ROOT / "app.py":
+        return "pages"
+    parts = path.relative_to(PACKAGE).parts
+    if parts[0] in ("presentation", "app", "pages"):
+        return parts[0]
+    if parts[0] in ("cli", "__main__.py", "__init__.py"):
+        return "front"
+    return "engine"
+
+
+def _module_layer(module: str) -> str | None:
+    """The layer of an imported mpviz module (None for another package)."""
+    parts = module.split(".")
+    if parts[0] != "mpviz":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in ("presentation", "app", "pages") else "engine"
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module `path` imports, anywhere in it (a function's late import counts as much as the top's)."""
     names = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
     return names
 
 
-def test_engine_never_imports_streamlit():
-    offenders = [p.name for p in (ROOT / "mpviz").rglob("*.py") if "streamlit" in _imports(p)]
-    assert offenders == []
+def _imports(path: Path) -> set[str]:
+    return {name.split(".")[0] for name in _imported(path)}
 
 
-def test_engine_reaches_the_view_layer_only_to_export_a_lesson_file_or_show_a_notebook_widget():
-    """The engine computes and never words what it finds (the words are the view's); the two exceptions are hosts
-    of the view like a page: the CLI's `export` (the offline lesson file is the stepper with its words) and
-    `mpviz.show` (the stepper as a notebook widget), which `import mpviz` loads only when it is first used."""
-    offenders = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "mpviz").rglob("*.py") if "view" in _imports(p))
-    assert offenders == ["mpviz/cli/export.py", "mpviz/notebook.py"]
+MODULES = sorted([*PACKAGE.rglob("*.py"), ROOT / "app.py"])
 
 
-def test_engine_imports_cleanly_without_streamlit():
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_module_imports_only_the_layers_below_it(path):
+    """engine ← presentation (no Streamlit) ← app (Streamlit glue) ← pages; the command line and the package's front
+    door on top. No exceptions: a module that needs a higher layer belongs in it."""
+    here = layer_of(path)
+    rank = {name: i for i, name in enumerate(LAYERS)} | {"front": len(LAYERS)}
+    above = [m for m in _imported(path) if (lay := _module_layer(m)) and rank[lay] > rank[here]]
+    assert above == [], f"{here} imports a higher layer"
+    packages = {m.split(".")[0] for m in _imported(path)} - set(sys.stdlib_module_names) - {"mpviz"}
+    if here == "engine":
+        assert packages <= ENGINE_PACKAGES, "the engine imports torch, numpy and ml_dtypes only"
+    if here in ("engine", "presentation", "front"):
+        assert "streamlit" not in packages, "only the app and its pages import Streamlit"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if layer_of(p) == "engine"], ids=lambda p: p.name)
+def test_the_engine_holds_no_words_icons_or_page_paths(path):
+    """What is shown is worded in mpviz/locales, drawn by the presentation and laid out by the app."""
+    source = path.read_text()
+    assert not CJK.search(source), "words belong in mpviz/locales"
+    assert ":material/" not in source, "icons belong to the app (mpviz.app.lessons)"
+    assert not re.search(r"pages/\w+\.py", source), "page paths belong to the app"
+
+
+def test_engine_imports_cleanly_without_streamlit_or_plotly():
     code = (
-        "import sys; sys.modules['streamlit'] = None; import mpviz, mpviz.__main__, mpviz.bundle, "
-        "view.figures.policy, view.figures.formats, view.figures.softmax, "
-        "view.figures.scaler, view.figures.claims"
+        "import sys; sys.modules['streamlit'] = sys.modules['plotly'] = sys.modules['anywidget'] = None; "
+        "import mpviz, mpviz.__main__, mpviz.bundle, mpviz.fp8, mpviz.claims, mpviz.presentation.lesson_file"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_figures_never_import_streamlit():
-    offenders = [p.name for p in (ROOT / "view" / "figures").glob("*.py") if "streamlit" in _imports(p)]
-    assert offenders == []
+def test_the_pages_folder_holds_only_lessons():
+    """Every page script is a lesson of the registry, and every lesson has its page."""
+    from mpviz.app.lessons import LESSONS
 
-
-def test_pages_folder_holds_only_lessons():
-    """Streamlit treats pages/ as pages: shared view code lives in view/, and every file here is a lesson."""
-    from mpviz.lessons import LESSONS
-
-    assert sorted(p.name for p in (ROOT / "pages").glob("*.py")) == sorted(f"{entry.slug}.py" for entry in LESSONS)
+    pages = sorted(p.name for p in (PACKAGE / "pages").glob("*.py") if p.name != "__init__.py")
+    assert pages == sorted(f"{entry.slug}.py" for entry in LESSONS)
+    assert all(entry.page.is_file() for entry in LESSONS)
 
 
 def test_pages_run_no_torch_machinery():
     """Pages may *mention* torch.autocast in their text; they must not import torch or call its machinery."""
     machinery = {"autocast", "GradScaler", "TorchDispatchMode", "scaled_dot_product_attention"}
-    for page in (ROOT / "pages").glob("*.py"):
+    for page in (PACKAGE / "pages").glob("*.py"):
         assert "torch" not in _imports(page), page.name
         calls = {
             getattr(n.func, "attr", getattr(n.func, "id", None))
@@ -97,5 +140,6 @@ def _untyped(path: Path) -> list[str]:
 
 def test_every_public_function_is_typed():
     """The engine's and the view's public functions say what they take and return (the brief's style rule)."""
-    untyped = {name for folder in ("mpviz", "view") for p in (ROOT / folder).rglob("*.py") for name in _untyped(p)}
+    modules = [p for p in PACKAGE.rglob("*.py") if layer_of(p) != "pages"]  # a page is a script, not an API
+    untyped = {name for p in modules for name in _untyped(p)}
     assert sorted(untyped) == []

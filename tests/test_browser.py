@@ -6,7 +6,7 @@ in-browser journey is tests/test_stepper.py.) In CI (CI=true) a missing Chromium
 
 import pytest
 
-from mpviz.lessons import LESSONS
+from mpviz.app.lessons import LESSONS
 from tests.browser import APP_IDLE
 
 pytestmark = pytest.mark.browser

@@ -15,6 +15,7 @@ import torch
 
 from mpviz import claims
 from mpviz.__main__ import main
+from mpviz.app import text as locale
 from mpviz.claims import fp8 as fp8_claims
 from mpviz.claims import grad_scaler, gradients
 from mpviz.formats import rounding_bin
@@ -23,7 +24,6 @@ from mpviz.policy import device_policy
 from mpviz.serialize import dumps
 from mpviz.timing import Spread
 from tests.prerequisites import require_seeds
-from view import text as locale
 
 SLOW = {c.id for c in claims.CLAIMS if c.on_demand}
 

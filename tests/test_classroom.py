@@ -16,22 +16,21 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from mpviz import lessons
-from mpviz.admission import default_cache
+from mpviz.app import glossary, lessons, text, tour
+from mpviz.app.follow import ENDED, PRESENTER_KEY_STATE
+from mpviz.app.page import PERSONAL_KEYS
+from mpviz.app.rooms import ROOMS, new_presenter_key
+from mpviz.app.serving.admission import default_cache
+from mpviz.app.url import BROWSER_KEYS, KEEP
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
+from mpviz.presentation.figures import formats as formats_fig
+from mpviz.presentation.figures import shared as shared_fig
+from mpviz.presentation.figures import softmax as softmax_fig
+from mpviz.presentation.figures import style
+from mpviz.presentation.figures.shared import SharedFigure
+from mpviz.presentation.figures.style import PRESENTER_FONT
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
-from view import glossary, text, tour
-from view.figures import formats as formats_fig
-from view.figures import shared as shared_fig
-from view.figures import softmax as softmax_fig
-from view.figures import style
-from view.figures.shared import SharedFigure
-from view.figures.style import PRESENTER_FONT
-from view.follow import ENDED, PRESENTER_KEY_STATE
-from view.page import PERSONAL_KEYS
-from view.rooms import ROOMS, new_presenter_key
-from view.url import BROWSER_KEYS, KEEP
 
 TOUR_WORDS = ("title", "question", "notice")
 NUMBER = re.compile(r"(?<![\w.^])\d+(?:[.,]\d+)?(?![\w])")  # a number standing alone ("16" in float16 is not)
@@ -113,7 +112,7 @@ def _check_hidden_answer(at, n: int) -> None:
 def test_a_think_first_stop_shows_its_answer_only_on_reveal():
     (n,) = [n for n, s in enumerate(tour.stops(), start=1) if s.target and s.target.get("nonfinite")]
     assert tour.stops()[n - 1].think_first, "where the first inf appears is the question: the banner is its answer"
-    at = page_app("pages/attention.py", **tour.stops()[n - 1].query, tour=str(n)).run()
+    at = page_app("mpviz/pages/attention.py", **tour.stops()[n - 1].query, tour=str(n)).run()
     _check_hidden_answer(at, n)
     at.button(key="tour_reveal").click().run()
     assert not failures(at) and "conceal" not in _stepper_payload(at)["meta"]
@@ -153,7 +152,7 @@ def test_next_visits_every_stop_and_every_stop_link_opens_it():
 
 
 def test_leaving_the_tour_and_a_stop_on_another_page():
-    at = page_app("pages/formats.py", tour="2").run()  # stop 2 is on the attention lesson
+    at = page_app("mpviz/pages/formats.py", tour="2").run()  # stop 2 is on the attention lesson
     assert not failures(at)
     assert any(b.key == "tour_reopen" for b in at.button) and not _goto_targets(at)
     at.button(key="tour_leave").click().run()
@@ -196,7 +195,7 @@ def test_presenter_mode_enlarges_every_chart_and_folds_expert_tables(slug):
 
 
 def test_presenter_stepper_is_scaled_and_reports_its_place():
-    normal, presenter = (page_app("pages/attention.py", **q).run() for q in ({}, {"present": "1"}))
+    normal, presenter = (page_app("mpviz/pages/attention.py", **q).run() for q in ({}, {"present": "1"}))
     assert _stepper_payload(normal)["meta"] == {"key": "stepper", "locale": "en"}
     meta = _stepper_payload(presenter)["meta"]
     assert meta["scale"] > 1 and meta["publish"]
@@ -206,25 +205,25 @@ def test_presenter_stepper_is_scaled_and_reports_its_place():
 # ── follow-me, server side ──────────────────────────────────────────────────────────────────────────────────
 def _presenter(page: str, key: str | None = None, **params: str):
     """A presenter's session whose browser has said its presenter key (AppTest runs no component JS: the key the
-    component would report is put where view/follow.py keeps it)."""
+    component would report is put where mpviz/app/follow.py keeps it)."""
     at = page_app(page, present="1", **params)
     at.session_state[PRESENTER_KEY_STATE] = key or new_presenter_key()
     return at
 
 
 def test_a_follower_opens_the_presenters_view_and_can_stop():
-    presenter = _presenter("pages/formats.py", value="70000", dtype="fp16").run()
+    presenter = _presenter("mpviz/pages/formats.py", value="70000", dtype="fp16").run()
     assert not failures(presenter)
     (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)  # the link handed to the students
     room = ROOMS.get(code)
     assert room.view.page == "formats" and room.view.query["dtype"] == "fp16"
     assert not set(room.view.query) & {*KEEP, *BROWSER_KEYS}, "a follower keeps its own settings"
-    follower = page_app("pages/attention.py", follow=code).run()  # the link lands on the home page
+    follower = page_app("mpviz/pages/attention.py", follow=code).run()  # the link lands on the home page
     assert not failures(follower)
     assert follower.session_state["_page"] == "formats" and _query(follower)["value"] == "70000"
     assert follower.session_state["dtype"] == "fp16" and _query(follower)["follow"] == code
     assert any(code in i.value for i in follower.sidebar.info)
-    follower.switch_page("pages/formats.py")  # where the browser now is (AppTest reruns its own page otherwise)
+    follower.switch_page("mpviz/pages/formats.py")  # where the browser now is (AppTest reruns its own page otherwise)
     follower.sidebar.button(key="stop_following").click().run()
     assert not failures(follower) and "follow" not in follower.query_params
     assert follower.session_state["_page"] == "formats" and follower.session_state["value"] == "70000"
@@ -235,24 +234,26 @@ def test_a_follower_opens_the_presenters_view_and_can_stop():
 def test_a_follower_not_on_the_presenters_page_is_taken_there_again():
     """A view taken whose page run never came (a rerun lost in a race of reruns; here: the student opened another
     lesson) is taken again at the next run or poll: following shows the presenter's page until one stops."""
-    presenter = _presenter("pages/softmax.py").run()
+    presenter = _presenter("mpviz/pages/softmax.py").run()
     (code,) = re.findall(r"follow=(\S+)", presenter.sidebar.code[0].value)
-    follower = page_app("pages/attention.py", follow=code).run()
+    follower = page_app("mpviz/pages/attention.py", follow=code).run()
     assert not failures(follower) and follower.session_state["_page"] == "softmax"
-    follower.switch_page("pages/policy.py").run()  # the room's version is the one this follower took
+    follower.switch_page("mpviz/pages/policy.py").run()  # the room's version is the one this follower took
     assert not failures(follower) and follower.session_state["_page"] == "softmax"
 
 
 def test_the_presenter_sees_the_room_a_qr_code_and_how_many_follow_and_no_url_names_it():
     words = text.section("classroom")
-    presenter = _presenter("pages/policy.py").run()
+    presenter = _presenter("mpviz/pages/policy.py").run()
     assert not failures(presenter)
     code = presenter.session_state["_room"]
     assert ROOMS.get(code) is not None and "room" not in _query(presenter), "the room is the key's, not the URL's"
     (qr,) = [h.proto.body for h in presenter.get("html") if "class='mpviz-qr'" in h.proto.body]
     assert "<svg" in qr and "http" not in qr.split("aria-label")[0]  # drawn here, nothing fetched
     assert any(m.value == words["audience"].format(n=0) for m in presenter.markdown)
-    follower = page_app("pages/policy.py", follow=code).run()  # (AppTest gives every session one id: one follower)
+    follower = page_app(
+        "mpviz/pages/policy.py", follow=code
+    ).run()  # (AppTest gives every session one id: one follower)
     assert not failures(follower)
     presenter.run()
     assert any(m.value == words["audience"].format(n=1) for m in presenter.markdown)
@@ -263,25 +264,25 @@ def test_the_presenter_sees_the_room_a_qr_code_and_how_many_follow_and_no_url_na
 
 def test_a_presenter_link_naming_a_room_gives_nobody_that_room():
     teacher_key = new_presenter_key()
-    teacher = _presenter("pages/attention.py", key=teacher_key).run()
+    teacher = _presenter("mpviz/pages/attention.py", key=teacher_key).run()
     code = teacher.session_state["_room"]
-    intruder = _presenter("pages/glossary.py", room=code).run()  # present=1&room=CODE, another browser's key
+    intruder = _presenter("mpviz/pages/glossary.py", room=code).run()  # present=1&room=CODE, another browser's key
     assert not failures(intruder) and intruder.session_state["_room"] != code
     assert "room" not in _query(intruder)
     intruder.run()
     assert ROOMS.get(code).view.page == "attention", "the class stays with the teacher"
-    without_key = page_app("pages/glossary.py", present="1", room=code).run()  # no key said yet: no room at all
+    without_key = page_app("mpviz/pages/glossary.py", present="1", room=code).run()  # no key said yet: no room at all
     assert not failures(without_key) and "_room" not in without_key.session_state
-    back = _presenter("pages/formats.py", key=teacher_key).run()  # the teacher's reload: the same room
+    back = _presenter("mpviz/pages/formats.py", key=teacher_key).run()  # the teacher's reload: the same room
     assert back.session_state["_room"] == code and ROOMS.get(code).view.page == "formats"
 
 
 def test_a_presenter_whose_room_ended_is_told_and_chooses_a_new_one():
     key = new_presenter_key()
-    teacher = _presenter("pages/policy.py", key=key).run()
+    teacher = _presenter("mpviz/pages/policy.py", key=key).run()
     code = teacher.session_state["_room"]
     ROOMS.close(code, key)  # ended while the teacher's tab was away (a restart, DEPARTED_S)
-    back = _presenter("pages/policy.py", key=key)
+    back = _presenter("mpviz/pages/policy.py", key=key)
     back.session_state["_stored_room"] = code  # what the browser kept beside its key
     back.run()
     assert not failures(back) and back.session_state[ENDED] == code and "_room" not in back.session_state
@@ -292,27 +293,27 @@ def test_a_presenter_whose_room_ended_is_told_and_chooses_a_new_one():
 
 def test_a_hand_over_link_moves_the_room_to_another_device_once():
     key = new_presenter_key()
-    teacher = _presenter("pages/policy.py", key=key).run()
+    teacher = _presenter("mpviz/pages/policy.py", key=key).run()
     code = teacher.session_state["_room"]
     teacher.sidebar.button(key="handover_make").click().run()
     (link,) = [c.value for c in teacher.sidebar.code if "handover=" in c.value]
     token = re.search(r"handover=([\w-]+)", link).group(1)
     assert f"follow={code}" in link and key not in link
-    phone = page_app("pages/attention.py", follow=code, handover=token).run()
+    phone = page_app("mpviz/pages/attention.py", follow=code, handover=token).run()
     assert not failures(phone)
     assert (
         phone.session_state["present"] and phone.session_state["_room"] == code and phone.session_state["follow"] == ""
     )
     assert "handover" not in _query(phone) and "follow" not in _query(phone)
-    again = page_app("pages/attention.py", follow=code, handover=token).run()  # used: the link is spent
+    again = page_app("mpviz/pages/attention.py", follow=code, handover=token).run()  # used: the link is spent
     assert not failures(again) and not again.session_state["present"] and any(w.value for w in again.warning)
 
 
 def test_the_share_link_keeps_the_language_and_drops_every_personal_key():
-    presenter = _presenter("pages/formats.py", lang="en", value="70000").run()
+    presenter = _presenter("mpviz/pages/formats.py", lang="en", value="70000").run()
     (link,) = [c.value for c in presenter.sidebar.code if "value=70000" in c.value]
     assert "lang=en" in link and not any(f"{k}=" in link for k in PERSONAL_KEYS)
-    english = page_app("pages/formats.py").run()  # an English browser, no ?lang: the link still says it
+    english = page_app("mpviz/pages/formats.py").run()  # an English browser, no ?lang: the link still says it
     (link,) = [c.value for c in english.sidebar.code]
     assert "lang=en" in link
 
@@ -328,11 +329,11 @@ def _counted(monkeypatch, module, name: str) -> list:
 def test_sessions_that_open_the_same_view_share_its_figures(monkeypatch):
     default_cache().clear()  # figures other tests built would hide the count
     built = _counted(monkeypatch, softmax_fig, "softmax_exp")
-    first, second = page_app("pages/softmax.py").run(), page_app("pages/softmax.py").run()
+    first, second = page_app("mpviz/pages/softmax.py").run(), page_app("mpviz/pages/softmax.py").run()
     assert not failures(first) and not failures(second)
     assert len(built) == 1, "the second session shows the figure the first one built"
     assert [c.proto.spec for c in first.get("plotly_chart")] == [c.proto.spec for c in second.get("plotly_chart")]
-    in_chinese = page_app("pages/softmax.py", lang="zh").run()
+    in_chinese = page_app("mpviz/pages/softmax.py", lang="zh").run()
     assert not failures(in_chinese) and len(built) == 2, "other words: a figure of their own"
 
 
@@ -368,7 +369,10 @@ def test_a_shared_figures_presenter_copy_is_made_once_for_every_presenter(monkey
     made = []
     real = shared_fig.presented_spec
     monkeypatch.setattr(shared_fig, "presented_spec", lambda spec: made.append(spec) or real(spec))
-    first, second = page_app("pages/softmax.py", present="1").run(), page_app("pages/softmax.py", present="1").run()
+    first, second = (
+        page_app("mpviz/pages/softmax.py", present="1").run(),
+        page_app("mpviz/pages/softmax.py", present="1").run(),
+    )
     assert not failures(first) and not failures(second)
     charts = len(first.get("plotly_chart"))
     assert charts and len(made) <= charts, "the second presenter shows the copies the first one made"
@@ -377,7 +381,7 @@ def test_a_shared_figures_presenter_copy_is_made_once_for_every_presenter(monkey
 
 def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch):
     default_cache().clear()
-    presenter = _presenter("pages/policy.py").run()
+    presenter = _presenter("mpviz/pages/policy.py").run()
     code = presenter.session_state["_room"]
     assert ROOMS.get(code).view.page == "policy"
     seen = []
@@ -385,7 +389,7 @@ def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch)
     monkeypatch.setattr(
         formats_fig, "range_figure", lambda *a, **k: seen.append(ROOMS.get(code).view.page) or build(*a, **k)
     )
-    presenter.switch_page("pages/formats.py").run()
+    presenter.switch_page("mpviz/pages/formats.py").run()
     assert not failures(presenter)
     assert seen == ["formats"], "followers were sent to the new page while the presenter's run of it went on"
 
@@ -394,25 +398,25 @@ def test_a_page_change_is_published_before_the_presenters_page_runs(monkeypatch)
 def test_glossary_tooltips_come_from_the_one_glossary_file():
     terms = glossary.terms()
     assert {*CATEGORIES, UNCLASSIFIED, "autocast", "cast", "ulp", "subnormal", "loss_scale"} <= set(terms)
-    page = page_app("pages/glossary.py").run()
+    page = page_app("mpviz/pages/glossary.py").run()
     assert not failures(page)
     listed = "\n".join(m.value for m in page.markdown)
     assert all(t["term"] in listed and t["text"] in listed for t in terms.values())
-    policy = page_app("pages/policy.py").run()
+    policy = page_app("mpviz/pages/policy.py").run()
     counts = next(h for h in policy.subheader if h.value == text.section("policy")["counts"])
     assert counts.proto.help == glossary.term_help(*CATEGORIES, UNCLASSIFIED)
-    sidebar = page_app("pages/attention.py").run().sidebar  # the run config's autocast dtype
+    sidebar = page_app("mpviz/pages/attention.py").run().sidebar  # the run config's autocast dtype
     (dtype,) = [e.proto for e in sidebar.get("button_group") if e.proto.help]
     assert dtype.help == glossary.term_help("autocast") and terms["autocast"]["text"] in dtype.help
 
 
 # ── hostile classroom URLs ──────────────────────────────────────────────────────────────────────────────────
 def test_bad_classroom_parameters_warn_and_fall_back():
-    at = page_app("pages/glossary.py", tour="99", follow="x` [a](https://e.x)", present="maybe").run()
+    at = page_app("mpviz/pages/glossary.py", tour="99", follow="x` [a](https://e.x)", present="maybe").run()
     assert not failures(at)
     warned = " ".join(w.value for w in at.warning)
     assert "tour=99" in warned and "present=maybe" in warned and "follow=" in warned
     assert not unsafe_markup(warned)
     assert not at.get("popover") and at.session_state["follow"] == ""
-    waiting = page_app("pages/glossary.py", follow="nobody_here").run()
+    waiting = page_app("mpviz/pages/glossary.py", follow="nobody_here").run()
     assert not failures(waiting) and any("nobody_here" in i.value for i in waiting.sidebar.info)

@@ -26,13 +26,12 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from mpviz import lessons
+from mpviz.app import lessons, text, tour
+from mpviz.app.follow import POLL_S
+from mpviz.app.rooms import WRONG_CODES, WRONG_WINDOW_S
+from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
-from view import text, tour
-from view.follow import POLL_S
-from view.rooms import WRONG_CODES, WRONG_WINDOW_S
-from view.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
 
 FOLLOW_WITHIN_MS = 2000  # a class can't follow a lagging screen: a follower shows the presenter's step within 2 s
 FOLLOWERS = 30
@@ -318,7 +317,7 @@ def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streaml
         context.close()
 
 
-FLOOD = 520  # more presenter sessions than view.rooms.MAX_ROOMS held rooms before presenter keys
+FLOOD = 520  # more presenter sessions than mpviz.app.rooms.MAX_ROOMS held rooms before presenter keys
 
 
 async def _session(

@@ -433,7 +433,7 @@ def test_the_cli_runs_with_the_engine_s_needs_alone():
 
 
 def test_lessons_lists_the_registry_and_trace_bundle_is_the_lesson_json(capsys):
-    from mpviz.lessons import LESSONS
+    from mpviz.app.lessons import LESSONS
 
     listed = json.loads(run_cli(capsys, "lessons", "--json").stdout)["lessons"]
     assert [entry["slug"] for entry in listed] == [entry.slug for entry in LESSONS]

@@ -38,11 +38,11 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 from websockets.typing import Subprotocol
 
+from mpviz.app.websocket_session import percentile, rerun_request
+from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
 from tests.prerequisites import require_debian_tool
 from tests.test_load import LINK
-from view.websocket_session import percentile, rerun_request
-from view.websocket_session import run as run_sessions
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
-from view.security_headers import HEADERS
+from mpviz.app.security_headers import HEADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -89,10 +89,11 @@ def test_dockerfile_builds_a_cpu_only_non_root_image_with_a_health_check():
     kinds = [k for k, _ in steps]
     assert steps[0] == ("FROM", "python:3.11-slim")
     runs = " && ".join(a for k, a in steps if k == "RUN")
-    torch_pin = re.search(r"^torch==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (torch_pin,) = [d.removeprefix("torch==") for d in dependencies if d.startswith("torch==")]
     cpu_torch = f"pip install torch=={torch_pin} --index-url https://download.pytorch.org/whl/cpu"
-    assert cpu_torch in runs, "torch must come from the CPU index, at requirements.txt's pin"
-    assert runs.index(cpu_torch) < runs.index("pip install -r"), "the CPU build first, then requirements.txt"
+    assert cpu_torch in runs, "torch must come from the CPU index, at the package's pin"
+    assert runs.index(cpu_torch) < runs.index('pip install "/src[app]"'), "the CPU build first, then the package"
     (user,) = [a for k, a in steps if k == "USER"]
     assert user.split(":")[0] not in {"root", "0"}
     assert kinds.index("USER") < kinds.index("CMD")
@@ -100,8 +101,7 @@ def test_dockerfile_builds_a_cpu_only_non_root_image_with_a_health_check():
     (health,) = [a for k, a in steps if k == "HEALTHCHECK"]
     assert f"127.0.0.1:{PORT}{HEALTH}" in health
     (cmd,) = [a for k, a in steps if k == "CMD"]
-    assert "--server.address=0.0.0.0" in cmd and f"--server.port={PORT}" in cmd
-    assert '"serve.py"' in cmd, "the container runs the app with its security headers (serve.py)"
+    assert cmd == f'["mpviz", "app", "--address=0.0.0.0", "--port={PORT}"]', "the installed package's app (serve.py)"
     env = " ".join(a for k, a in steps if k == "ENV")
     assert re.search(r'STREAMLIT_SERVER_ALLOWED_HOSTS="[^"*]+"', env), "the container names the hosts it answers to"
 
@@ -110,7 +110,7 @@ def test_dockerignore_keeps_the_app_and_drops_history_and_tests():
     ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
     ignored.discard("")
     assert {".git", "tests"} <= ignored
-    needed = {"app.py", "pages", "mpviz", "assets", ".streamlit", "requirements.txt"}
+    needed = {"mpviz", "pyproject.toml", "README.md"}  # what `pip install "/src[app]"` builds the package from
     assert not needed & ignored
 
 

@@ -17,13 +17,13 @@ import pytest
 from mpviz.__main__ import main
 from mpviz.bundle import LessonBundle, lesson_bundle
 from mpviz.model import AttentionConfig
+from mpviz.presentation import locales
+from mpviz.presentation.lesson_file import KEY, lesson_html, script_json
+from mpviz.presentation.palette import DTYPE_COLORS
+from mpviz.presentation.stepper_payload import BUILT_JS, asset, stepper_payload, stepper_text
 from tests.cli import run_cli
 from tests.test_a11y_browser import AXE_JS, AXE_RUN, BLOCKING
 from tests.test_stepper import STATE
-from view import locales
-from view.figures.style import DTYPE_COLORS
-from view.lesson_file import KEY, lesson_html, script_json
-from view.stepper_payload import BUILT_JS, asset, stepper_payload, stepper_text
 
 # JSON data elements of the file: id → text. "<" never occurs inside them, so the first "</script>" ends each one.
 _DATA = re.compile(r'<script type="application/json" id="([\w-]+)">(.*?)</script>', re.S)

@@ -1,8 +1,8 @@
 """Light beside heavy, for real: top-size links with distinct seeds (three; MPVIZ_FAIR_HEAVY=10 for the figure of ten)
 and ten small uncached links at once on one `streamlit run app.py`. The small runs have a lane of their own
-(view/results.py, mpviz.workers.light_pool), so each must finish while heavy runs are still queued; every run must
-succeed. Latencies, the heavy runs' throughput and RSS (server and workers) are printed, not asserted: figures, not
-limits.
+(mpviz/app/serving/results.py, mpviz.app.serving.workers.light_pool), so each must finish while heavy runs are still
+queued; every run must succeed. Latencies, the heavy runs' throughput and RSS (server and workers) are printed, not
+asserted: figures, not limits.
 """
 
 import asyncio
@@ -11,10 +11,10 @@ import time
 
 import pytest
 
+from mpviz.app.websocket_session import open_page, percentile
+from mpviz.app.websocket_session import run as run_sessions
 from tests.conftest import running_server
 from tests.test_memory import _rss_mb, sampled_rss
-from view.websocket_session import open_page, percentile
-from view.websocket_session import run as run_sessions
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run

@@ -4,9 +4,9 @@ import math
 from types import SimpleNamespace
 
 from mpviz import claims, formats
+from mpviz.app import text
+from mpviz.presentation.figures import claims as claims_fig
 from mpviz.timing import Spread
-from view import text
-from view.figures import claims as claims_fig
 
 WORDS = text.load("en", "claims")
 LABELS = dict(WORDS["labels"])

@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 
+from mpviz.app import text
 from mpviz.formats import encode, number_line, resolve_format
-from view import text
-from view.figures import formats as formats_fig
-from view.figures.style import dtype_color
+from mpviz.presentation.figures import formats as formats_fig
+from mpviz.presentation.palette import dtype_color
 
 LABELS = dict(text.load("en", "formats")["figure"])
 BITS = dict(text.load("en", "common")["bits"])

@@ -1,9 +1,9 @@
 """The autocast-policy figures draw what the engine's results say, with the words the page hands them."""
 
+from mpviz.app import text
 from mpviz.policy import CallStep
-from view import text
-from view.figures import policy as policy_fig
-from view.figures.style import dtype_color
+from mpviz.presentation.figures import policy as policy_fig
+from mpviz.presentation.palette import dtype_color
 
 LABELS = dict(text.load("en", "policy")["figure"])
 

@@ -8,10 +8,10 @@ import math
 import pytest
 import torch
 
+from mpviz.app import text
+from mpviz.presentation.figures import scaler as scaler_fig
 from mpviz.scaler import RecipeResult, StepMemory, StepRecord
 from mpviz.stats import FormatRange
-from view import text
-from view.figures import scaler as scaler_fig
 
 LABELS = dict(text.load("en", "scaler")["labels"])
 

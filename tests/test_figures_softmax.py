@@ -10,9 +10,9 @@ import pytest
 
 from mpviz import softmax as sm
 from mpviz import softmax_scale
-from view import text
-from view.figures import softmax as softmax_fig
-from view.figures import style
+from mpviz.app import text
+from mpviz.presentation.figures import softmax as softmax_fig
+from mpviz.presentation.figures import style
 
 WORDS = text.load("en", "softmax")
 LABELS = {**WORDS["fig"], "methods": WORDS["methods"]}

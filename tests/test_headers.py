@@ -1,4 +1,4 @@
-"""Security headers on every hosting path (see deploy/README.md, "Headers"): what view.security_headers adds and
+"""Security headers on every hosting path (see deploy/README.md, "Headers"): what mpviz.app.security_headers adds and
 refuses, checked on a small Starlette app, and on a real `streamlit run serve.py` (the container's command).
 
 The proxy's copy (deploy/nginx.conf.template) is compared with the same HEADERS in tests/test_deploy.py and runs
@@ -20,8 +20,8 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from streamlit.testing.v1.util import patch_config_options
 
+from mpviz.app.security_headers import HEADERS, HSTS, SecurityHeaders
 from tests.servers import free_port, stop, wait_until_answering
-from view.security_headers import HEADERS, HSTS, SecurityHeaders
 
 ROOT = Path(__file__).resolve().parents[1]
 _ARGS = ("--server.address", "127.0.0.1", "--server.headless", "true")

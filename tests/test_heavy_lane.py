@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-import view.client
-import view.results
-from mpviz import admission, workers
-from mpviz.admission import AdmissionGate
-from mpviz.workers import WorkerPool
+import mpviz.app.client
+import mpviz.app.serving.results
+from mpviz.app import text
+from mpviz.app.serving import admission, workers
+from mpviz.app.serving.admission import AdmissionGate
+from mpviz.app.serving.workers import WorkerPool
 from tests.apptest import failures, page_app
-from view import text
 
 
 # ── tasks, module-level so that workers import them by name ─────────────────────────────────────────────────
@@ -52,7 +52,9 @@ def test_a_light_page_is_served_while_a_heavy_run_holds_the_heavy_lane(lanes, tm
     release = tmp_path / "release"
     box: list = []
 
-    def heavy_visitor() -> None:  # what view.results.isolated(..., heavy=True) does, without a page around it
+    def heavy_visitor() -> (
+        None
+    ):  # what mpviz.app.serving.results.isolated(..., heavy=True) does, without a page around it
         with admission.default_gate().admit():
             box.append(workers.run_isolated(hold_until, str(release), heavy=True))
 
@@ -63,7 +65,7 @@ def test_a_light_page_is_served_while_a_heavy_run_holds_the_heavy_lane(lanes, tm
         while heavy.stats().busy < 1:
             assert time.monotonic() < deadline, "the heavy run never started"
             time.sleep(0.05)
-        at = page_app("pages/attention.py", seed="3").run()  # a small config nobody computed yet: light
+        at = page_app("mpviz/pages/attention.py", seed="3").run()  # a small config nobody computed yet: light
         assert not failures(at) and len(at.get("bidi_component")) == 1, "the light lesson was served"
         assert heavy.stats().busy == 1 and not box, "while the heavy run still held its lane"
         assert admission.default_gate().stats().running == 1 and admission.light_gate().stats().admitted >= 1
@@ -94,8 +96,8 @@ def test_the_client_is_the_address_a_proxy_on_a_private_network_saw(monkeypatch)
             self.ip_address, self.headers = ip, Headers(forwarded)
 
     def client(ip, forwarded=()):
-        monkeypatch.setattr(view.results.st, "context", Context(ip, list(forwarded)))
-        return view.client.client_id()
+        monkeypatch.setattr(mpviz.app.serving.results.st, "context", Context(ip, list(forwarded)))
+        return mpviz.app.client.client_id()
 
     assert client("93.184.216.34", ["151.101.1.69"]) == "93.184.216.34"  # from the internet: its header proves nothing
     assert client(None, ["151.101.1.69, 140.82.112.3"]) == "140.82.112.3"  # via the local proxy: what it appended

@@ -22,13 +22,13 @@ from google.protobuf.json_format import MessageToDict
 from streamlit.runtime.context import ContextProxy
 
 from mpviz import claims
-from mpviz.lessons import LESSONS
+from mpviz.app import text
+from mpviz.app.language import browser_language
+from mpviz.app.lessons import LESSONS
 from tests.apptest import failures, page_app
-from view import text
-from view.language import browser_language
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCALES = ROOT / "locales"
+LOCALES = ROOT / "mpviz" / "locales"
 
 # Quoted as written, not translatable: each tutorial's own Chinese title and section headings (some mix in English,
 # e.g. "Chat Dialogue Log：…"), shown as the claims page's sources.
@@ -224,18 +224,18 @@ def test_every_page_renders_in_both_languages_and_the_chinese_one_shows_no_engli
 
 def test_chinese_warnings_say_why_in_chinese():
     """The engine's reasons (ConfigError.reason) and the sidebar's choices are words of the view, not English."""
-    at = page_app("pages/formats.py", lang="zh", seq="99999", heads="3", attn="sdpa").run()
+    at = page_app("mpviz/pages/formats.py", lang="zh", seq="99999", heads="3", attn="sdpa").run()
     assert not failures(at)
     warnings = " ".join(w.value for w in at.warning)
     assert "超出范围" in warnings and "必须能整除 d_model" in warnings
     assert english_in(at) == []
-    at = page_app("pages/softmax.py", lang="zh", source="list", logits="-inf,-inf").run()
+    at = page_app("mpviz/pages/softmax.py", lang="zh", source="list", logits="-inf,-inf").run()
     assert not failures(at)
     assert "没有可归一化的值" in " ".join(w.value for w in at.warning) and english_in(at) == []
 
 
 def test_the_stepper_speaks_the_page_language():
-    at = page_app("pages/attention.py", lang="zh").run()
+    at = page_app("mpviz/pages/attention.py", lang="zh").run()
     assert not failures(at)
     (mount,) = at.get("bidi_component")
     payload = json.loads(mount.proto.bytes)
@@ -254,17 +254,17 @@ def _share_link(at) -> str:
 
 
 def test_the_language_survives_a_page_switch_and_is_in_the_share_link():
-    at = page_app("pages/policy.py", lang="zh").run()
+    at = page_app("mpviz/pages/policy.py", lang="zh").run()
     assert "lang=zh" in _share_link(at)
-    at.switch_page("pages/claims.py").run()  # Streamlit clears the URL on a page switch; the session keeps it
+    at.switch_page("mpviz/pages/claims.py").run()  # Streamlit clears the URL on a page switch; the session keeps it
     assert not failures(at)
     assert at.query_params["lang"] == "zh" and at.title[0].value == text.load("zh", "claims")["title"]
-    at.switch_page("pages/formats.py").run()
+    at.switch_page("mpviz/pages/formats.py").run()
     assert at.query_params["lang"] == "zh" and "lang=zh" in _share_link(at)
 
 
 def test_the_sidebar_switch_changes_the_language_in_the_same_rerun():
-    at = page_app("pages/formats.py").run()
+    at = page_app("mpviz/pages/formats.py").run()
     switch = at.sidebar.button_group(key="lang")
     assert at.title[0].value == text.load("en", "formats")["title"] and switch.value == "en"
     switch.set_value("zh").run()
@@ -275,16 +275,16 @@ def test_the_sidebar_switch_changes_the_language_in_the_same_rerun():
 
 def test_a_chinese_browser_opens_in_chinese_unless_the_link_says_otherwise(monkeypatch):
     monkeypatch.setattr(ContextProxy, "locale", property(lambda self: "zh-CN"))
-    at = page_app("pages/formats.py").run()
+    at = page_app("mpviz/pages/formats.py").run()
     assert at.title[0].value == text.load("zh", "formats")["title"]
     assert at.query_params["lang"] == "zh", "a link from this view opens in Chinese for anyone"
-    at = page_app("pages/formats.py", lang="en").run()
+    at = page_app("mpviz/pages/formats.py", lang="en").run()
     assert at.title[0].value == text.load("en", "formats")["title"]
     assert at.query_params["lang"] == "en", "an English choice in a Chinese browser survives a reload"
 
 
 def test_a_bad_language_in_the_link_warns_and_falls_back_to_the_browsers():
-    at = page_app("pages/formats.py", lang="klingon").run()
+    at = page_app("mpviz/pages/formats.py", lang="klingon").run()
     assert not failures(at)
     assert at.title[0].value == text.load("en", "formats")["title"]
     assert any("lang=klingon" in w.value for w in at.warning) and "lang" not in at.query_params

@@ -10,8 +10,8 @@ import signal
 import pytest
 
 from mpviz import kernel_probe as kp
+from mpviz.app import text
 from tests.apptest import failures, page_app
-from view import text
 
 
 @pytest.fixture
@@ -73,11 +73,11 @@ def test_kernels_that_run_change_nothing(probe_env):
 
 
 def test_the_attention_page_says_oneDNN_was_capped(monkeypatch):
-    import view.results
+    import mpviz.app.serving.results
 
     capped = kp.KernelProbe(True, int(signal.SIGILL), "matmul bfloat16", kp.ISA_CAP)
-    monkeypatch.setattr(view.results, "ensure_safe_kernels", lambda: capped)
-    at = page_app("pages/attention.py").run()
+    monkeypatch.setattr(mpviz.app.serving.results, "ensure_safe_kernels", lambda: capped)
+    at = page_app("mpviz/pages/attention.py").run()
     assert not failures(at)
     shown = " ".join(i.value for i in at.info)
     words = text.load("en", "common")["kernels_capped"].split("{")[0]

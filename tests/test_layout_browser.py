@@ -11,7 +11,7 @@ whether it is cut: wide ones fold into expanders in presenter mode, checked on s
 
 import pytest
 
-from mpviz.lessons import LESSONS
+from mpviz.app.lessons import LESSONS
 from tests.browser import APP_IDLE, QUIET
 
 pytestmark = pytest.mark.browser

@@ -13,15 +13,15 @@ import time
 
 import pytest
 
+from mpviz.app.websocket_session import SUCCESS, SessionRun, open_page, percentile
+from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
-from view.websocket_session import SUCCESS, SessionRun, open_page, percentile
-from view.websocket_session import run as run_sessions
 
 pytestmark = pytest.mark.slow
 CLASS_SIZE = 30
 LINK = "dtype=bf16"  # the link the teacher shared: the attention lesson's default run
-PAGE_TITLE = "Attention, step by step"  # locales/en/attention.toml title
+PAGE_TITLE = "Attention, step by step"  # mpviz/locales/en/attention.toml title
 TOTAL_TIMEOUT_S = 300
 BROWSER_BATCH = 10  # Chromium pages open at once (2 cores: more only queue)
 STEPS = 10

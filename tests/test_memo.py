@@ -1,11 +1,11 @@
-"""view.memo: the key is made from the function and every argument, so no input can be left out of it."""
+"""mpviz.app.memo: the key is made from the function and every argument, so no input can be left out of it."""
 
 import math
 from dataclasses import dataclass
 
 import pytest
 
-from view.memo import freeze, memoised
+from mpviz.app.memo import freeze, memoised
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from mpviz.app.websocket_session import open_page, percentile
+from mpviz.app.websocket_session import run as run_sessions
 from tests.conftest import child_pids, running_server
-from view.websocket_session import open_page, percentile
-from view.websocket_session import run as run_sessions
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run, one seed per visitor
@@ -32,8 +32,8 @@ TOTAL_TIMEOUT_S = 600
 
 
 def _rss_mb(pid: int) -> float:
-    """RSS of the server and its child processes (the worker processes that compute the lessons, mpviz.workers):
-    the replica's memory limit covers them all."""
+    """RSS of the server and its child processes (the worker processes that compute the lessons,
+    mpviz.app.serving.workers): the replica's memory limit covers them all."""
     total = 0.0
     pids = [pid, *child_pids(pid)]
     for p in pids:

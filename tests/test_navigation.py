@@ -11,29 +11,28 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
-from mpviz import lessons
+from mpviz.app import lessons, text
 from tests import test_pages
 from tests.apptest import APP, failures
 from tests.cli import run_cli
-from view import text
 
 
 def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
     at = AppTest.from_file(APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
-    at.switch_page("pages/scaler.py").run()
+    at.switch_page("mpviz/pages/scaler.py").run()
     assert not failures(at)
     assert PagesManager.uses_pages_directory is False
     assert at.session_state["_page"] == "scaler", "app.py ran: it names the lesson it shows"
 
 
 def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
-    import view.navigation
-    import view.page
+    import mpviz.app.navigation
+    import mpviz.app.page
 
-    for module in (view.navigation, view.page):
+    for module in (mpviz.app.navigation, mpviz.app.page):
         monkeypatch.setattr(module, "leave_legacy_pages_mode", lambda: None)
     at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page("pages/scaler.py").run()
+    at.switch_page("mpviz/pages/scaler.py").run()
     assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
     assert "_page" not in at.session_state, "no app.py: no navigation, no language, no share link"
     PagesManager.uses_pages_directory = None
@@ -46,7 +45,7 @@ def throwaway_lesson(monkeypatch, tmp_path):
     page_file = Path(APP).parent / page.page
     words = text.LOCALES / "en" / "zz_demo.toml"
     page_file.write_text(
-        'from view import text\nfrom view.page import page_header\n\npage_header(text.section("zz_demo"))\n'
+        'from view import text\nfrom mpviz.app.page import page_header\n\npage_header(text.section("zz_demo"))\n'
     )
     words.write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
     monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, page))

@@ -27,15 +27,16 @@ from torch import nn
 
 import mpviz
 from mpviz.model_bundle import ModelBundleError, model_bundle
+from mpviz.presentation import locales
+from mpviz.presentation.palette import DTYPE_COLORS
+from mpviz.presentation.stepper_payload import BUILT_JS, asset, stepper_payload, stepper_text
+from mpviz.presentation.widget import StepperWidget
 from tests.prerequisites import require_python_packages
 from tests.test_stepper import bundle_schema
-from view import locales
-from view.figures.style import DTYPE_COLORS
-from view.notebook import StepperWidget
-from view.stepper_payload import ASSETS, BUILT_JS, asset, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "examples" / "your_model.ipynb"
+ASSETS = ROOT / "assets" / "components" / "stepper"  # the stepper's sources and node tests
 NODE_FIXTURE = ASSETS / "test" / "fixtures" / "model_payload.json"  # the node tests' model (test/treepanel.test.js)
 
 
@@ -232,7 +233,7 @@ def test_the_progress_line_updates_one_output_in_the_readers_words(monkeypatch):
     import IPython.display
 
     from mpviz.model_bundle import Progress
-    from view.notebook import ProgressLine
+    from mpviz.presentation.widget import ProgressLine
 
     shown = []
 
@@ -346,7 +347,8 @@ def test_the_widget_carries_the_built_stepper_as_is_and_an_embedded_payload(gpt2
 
 
 def test_importing_mpviz_loads_neither_anywidget_nor_the_view():
-    code = "import sys, mpviz; print(sorted(m for m in ('anywidget', 'view', 'mpviz.notebook') if m in sys.modules))"
+    loaded = "('anywidget', 'streamlit', 'plotly', 'mpviz.presentation', 'mpviz.app')"
+    code = f"import sys, mpviz; print(sorted(m for m in {loaded} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -7,13 +7,13 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from mpviz.app import text
 from mpviz.bundle import lesson_bundle
 from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
-from view import text
 
-PAGE = "pages/attention.py"
+PAGE = "mpviz/pages/attention.py"
 
 
 def _app(**params) -> AppTest:

@@ -8,13 +8,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mpviz import claims
-from mpviz.admission import default_cache, default_gate
+from mpviz.app import text
+from mpviz.app.serving.admission import default_cache, default_gate
 from mpviz.claims import grad_scaler, speed
 from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
 from tests.hostile import unsafe_markup
-from view import text
 
 VERDICT_WORDS = "|".join(text.load("en", "claims")["verdicts"].values())
 BADGE = re.compile(rf"^:(green|orange|blue|red|gray)-badge\[({VERDICT_WORDS})\]$")
@@ -22,7 +22,7 @@ TOPIC_ORDER = [c.id for c in sorted(claims.CLAIMS, key=lambda c: (claims.TOPICS.
 
 
 def page(**params: str) -> AppTest:
-    return page_app("pages/claims.py", **params)
+    return page_app("mpviz/pages/claims.py", **params)
 
 
 def card_ids(at: AppTest) -> list[int]:

@@ -10,7 +10,7 @@ from mpviz.formats import EMULATED_FROM, SHORT_NAMES, resolve_format
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 
-PAGE = "pages/formats.py"
+PAGE = "mpviz/pages/formats.py"
 
 
 def _open(**params: str) -> AppTest:

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from mpviz.app import text
 from tests.apptest import failures, page_app
-from view import text
 
 pytestmark = pytest.mark.shared_results
 WORDS = text.load("en", "fp8")
@@ -17,7 +17,7 @@ def _said(at) -> str:
 
 
 def test_tensorwise_with_an_outlier_names_the_fp8_op_and_what_was_flushed():
-    at = page_app("pages/fp8.py", recipe="tensorwise", outlier="1000000").run()
+    at = page_app("mpviz/pages/fp8.py", recipe="tensorwise", outlier="1000000").run()
     assert not failures(at), failures(at)
     said = _said(at)
     assert "`aten._scaled_mm.default`" in said and "`float8_e4m3fn` [32, 64]" in said
@@ -27,7 +27,7 @@ def test_tensorwise_with_an_outlier_names_the_fp8_op_and_what_was_flushed():
 
 
 def test_block_scaled_recipe_is_labelled_an_emulation_and_the_stepper_shows_its_ops():
-    at = page_app("pages/fp8.py", recipe="mxfp8").run()
+    at = page_app("mpviz/pages/fp8.py", recipe="mxfp8").run()
     assert not failures(at), failures(at)
     assert any("emulation" in i.value for i in at.info)
     at.toggle(key="fp8_stepper").set_value(True).run()
@@ -38,6 +38,6 @@ def test_block_scaled_recipe_is_labelled_an_emulation_and_the_stepper_shows_its_
 
 
 def test_bad_recipe_and_outlier_in_the_link_fall_back_with_a_warning():
-    at = page_app("pages/fp8.py", recipe="fp4", outlier="3").run()
+    at = page_app("mpviz/pages/fp8.py", recipe="fp4", outlier="3").run()
     assert not failures(at), failures(at)
     assert len(at.warning) == 2 and at.session_state["recipe"] == "tensorwise" and at.session_state["outlier"] == 1.0

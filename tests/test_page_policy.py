@@ -9,7 +9,7 @@ import mpviz.policy as pol
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 
-PAGE = "pages/policy.py"
+PAGE = "mpviz/pages/policy.py"
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -6,7 +6,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from mpviz import scaler
-from mpviz.admission import default_cache, default_gate
+from mpviz.app.serving.admission import default_cache, default_gate
 from mpviz.run_watch import RunWatch, WatchState
 from tests.apptest import failures, page_app
 
@@ -22,7 +22,7 @@ SMALL_RUN = {  # init scale 256: low enough that only injected infs overflow thi
 
 
 def page(**params: str) -> AppTest:
-    return page_app("pages/scaler.py", **{**SMALL_RUN, **params})
+    return page_app("mpviz/pages/scaler.py", **{**SMALL_RUN, **params})
 
 
 def charts(at: AppTest) -> list:
@@ -178,7 +178,7 @@ def test_the_link_a_view_writes_reopens_the_same_view():
     at = page(**changed).run()
     link = {k: at.query_params[k] for k in at.query_params}
     assert {k: link[k] for k in changed} == changed  # written back as given
-    again = page_app("pages/scaler.py", **link).run()
+    again = page_app("mpviz/pages/scaler.py", **link).run()
     assert not failures(again) and not again.warning
     for key in (*changed, "train_steps", "init_scale", "inject_inf", "pace"):
         assert again.session_state[key] == at.session_state[key], key

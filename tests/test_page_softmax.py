@@ -7,7 +7,7 @@ from mpviz import softmax as sm
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 
-PAGE = "pages/softmax.py"
+PAGE = "mpviz/pages/softmax.py"
 CHARTS = 4  # probabilities, their error vs float64, the sweep, exp(x)
 
 

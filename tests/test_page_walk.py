@@ -9,14 +9,14 @@ next change wrote `dtype=None&causal=0` into the URL (and to a presenter's follo
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from mpviz.lessons import lesson
+from mpviz.app.lessons import lesson
+from mpviz.app.run_config import SIDEBAR_PARAMS
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE, page_report
 from tests.test_classroom_browser import _open, _room_code
 from tests.test_stepper import STATE
-from view.run_config import SIDEBAR_PARAMS
 
-WALK = ("pages/formats.py", "pages/softmax.py", "pages/glossary.py", "pages/attention.py")
+WALK = ("mpviz/pages/formats.py", "mpviz/pages/softmax.py", "mpviz/pages/glossary.py", "mpviz/pages/attention.py")
 CHOSEN = {"dtype": "fp16", "causal": "0", "seq": "12", "softmax": "naive"}  # every one differs from its default
 
 
@@ -26,7 +26,7 @@ def _config(at) -> dict:
 
 @pytest.mark.slow
 def test_the_run_config_survives_a_walk_through_pages_that_do_not_draw_it():
-    at = page_app("pages/attention.py", **CHOSEN).run()
+    at = page_app("mpviz/pages/attention.py", **CHOSEN).run()
     assert not failures(at)
     start, url = _config(at), dict(at.query_params)
     assert start["dtype"] == "fp16" and start["causal"] is False

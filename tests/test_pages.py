@@ -2,7 +2,7 @@
 
 import pytest
 
-from mpviz.lessons import LESSONS
+from mpviz.app.lessons import LESSONS
 from tests.apptest import failures, page_app
 
 PAGES = [entry.page for entry in LESSONS]

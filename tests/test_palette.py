@@ -1,4 +1,5 @@
-"""The app's colours (view/figures/style.py) for readers with a colour-vision deficiency and for text drawn on them.
+"""The app's colours (mpviz/presentation/figures/style.py) for readers with a colour-vision deficiency and for text
+drawn on them.
 
 Each dtype colour is simulated as a protanope, a deuteranope and a tritanope sees it (Machado, Oliveira & Fernandes
 2009, severity 1: a 3×3 matrix on linear RGB), and every pair must stay apart by CIEDE2000 ΔE in normal vision and
@@ -13,7 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
-from view.figures.style import DTYPE_COLORS, FALLBACK_COLOR, FIELD_COLORS, contrast_ratio, ink, text_color
+from mpviz.presentation.palette import DTYPE_COLORS, FALLBACK_COLOR, FIELD_COLORS, contrast_ratio, ink, text_color
 
 MACHADO_2009 = {  # severity 1.0, linear RGB → linear RGB
     "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),

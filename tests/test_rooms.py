@@ -1,5 +1,5 @@
-"""Follow-me rooms (view/rooms.py): codes the proxy can route, presenter keys, versions, bounds, floods, the wrong-code
-limiter, hand-overs, threads; and the one list of personal URL keys that Python and the stepper share."""
+"""Follow-me rooms (mpviz/app/rooms.py): codes the proxy can route, presenter keys, versions, bounds, floods, the
+wrong-code limiter, hand-overs, threads; and the one list of personal URL keys that Python and the stepper share."""
 
 import json
 import re
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from view import rooms as rooms_module
-from view.page import PERSONAL_KEYS
-from view.rooms import (
+from mpviz.app import rooms as rooms_module
+from mpviz.app.page import PERSONAL_KEYS
+from mpviz.app.rooms import (
     ACTIVE_S,
     CODE,
     DEPARTED_S,
@@ -24,6 +24,7 @@ from view.rooms import (
     parse_code,
     random_key,
 )
+from mpviz.presentation.stepper_payload import BUILT_JS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -225,4 +226,4 @@ def test_one_list_of_personal_url_keys_for_python_and_the_stepper():
     place = (stepper / "place.js").read_text()
     assert 'from "./personal_keys.json"' in place and "PERSONAL = PERSONAL_KEYS" in place
     assert not re.search(r"PERSONAL\s*=\s*\[", place), "no second list in the stepper"
-    assert json.dumps(listed) in (stepper / "dist" / "stepper.js").read_text()
+    assert json.dumps(listed) in BUILT_JS.read_text()

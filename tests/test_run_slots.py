@@ -1,13 +1,14 @@
-"""Page runs take turns (view.run_slots): at most SLOTS at once, and a run that waits for a shared result gives its
-slot back, so waits never hold up the others and a computation never waits for a slot held by its own waiters."""
+"""Page runs take turns (mpviz.app.serving.run_slots): at most SLOTS at once, and a run that waits for a shared result
+gives its slot back, so waits never hold up the others and a computation never waits for a slot held by its own
+waiters."""
 
 import threading
 import time
 
 import pytest
 
-from mpviz.admission import default_cache
-from view import results, run_slots
+from mpviz.app.serving import results, run_slots
+from mpviz.app.serving.admission import default_cache
 
 WAIT_S = 30  # generous: these threads only wait for each other
 

@@ -1,11 +1,11 @@
-"""The in-browser attention stepper (view/stepper.py + assets/components/stepper/): what Python hands the browser,
+"""The in-browser attention stepper (mpviz/app/stepper.py + assets/components/stepper/): what Python hands the browser,
 and what the browser does with it, without the server.
 
 Python side: the payload is the pre-serialised bytes the docstring promises, cached, and AppTest sees the mount.
 Schema: the bundle Python builds is exactly what schema.js (the JS's JSDoc typedefs) declares.
-Build: the committed dist/stepper.js is what esbuild makes of the modules; the modules' own node tests pass.
-Text side: every key the JS asks for exists in locales/en, every glossary term the text uses is defined.
-Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
+Build: the committed mpviz/presentation/static/stepper.js is what esbuild makes of the modules; the modules' own node
+tests pass. Text side: every key the JS asks for exists in mpviz/locales/en, every glossary term the text uses is
+defined. Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
 heatmap cell, a bit and ±1 ulp show the right op and element and send no rerun to the server; a copied link and a
 new run keep the place; the JS float bits agree with mpviz.formats.encode.
 """
@@ -24,19 +24,21 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from mpviz import notices
+from mpviz.app import text
+from mpviz.app.stepper import BUILT_JS, stepper_payload, stepper_text
 from mpviz.bundle import _format, lesson_bundle
 from mpviz.emulation import EMULATION_LIMITS
 from mpviz.formats import FORMAT_NAMES, decode, encode, resolve_format
 from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
+from mpviz.presentation.palette import DTYPE_COLORS
+from mpviz.presentation.stepper_payload import STATIC
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
 from tests.prerequisites import require_node_tooling
-from view import text
-from view.figures.style import DTYPE_COLORS
-from view.stepper import ASSETS, BUILT_JS, stepper_payload, stepper_text
 
 ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "assets" / "components" / "stepper"  # the stepper's sources; the package ships their build
 JS = {p.name: p.read_text() for p in sorted(ASSETS.glob("*.js"))}  # the stepper's modules (sources)
 
 
@@ -64,7 +66,7 @@ def test_payload_is_the_bundle_bytes_wrapped_once(monkeypatch):
 
 
 def test_apptest_sees_the_mount_with_the_bundle_inside(bundle_bf16):
-    at = page_app("pages/attention.py").run()
+    at = page_app("mpviz/pages/attention.py").run()
     assert not failures(at)
     mounts = [e for e in at.get("bidi_component")]
     assert len(mounts) == 1
@@ -587,13 +589,16 @@ NODE_FIXTURE_CFG = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
 
 
 def test_the_committed_build_matches_the_sources():
-    """dist/stepper.js is what esbuild makes of the modules now: a source edit without `npm run build` fails."""
+    """What the package ships of the stepper (mpviz/presentation/static: the bundle esbuild makes of the modules, and
+    the files copied beside it) is what the sources build now: a source edit without `npm run build` fails."""
     node = require_node_tooling()
     built = subprocess.run(
         [node, str(ASSETS / "build.mjs"), "--stdout"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert built.returncode == 0, built.stderr
-    assert built.stdout == BUILT_JS.read_text(), "dist/stepper.js is stale: run `npm run build` and commit it"
+    for name, source in json.loads(built.stdout).items():
+        shipped = STATIC.joinpath(name).read_text(encoding="utf-8")
+        assert source == shipped, f"mpviz/presentation/static/{name} is stale: run `npm run build` and commit it"
 
 
 def test_node_unit_tests_pass():

@@ -14,14 +14,14 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpviz import claims, formats
 from mpviz import kernel_probe as kp
+from mpviz.app import text, tour
+from mpviz.app.run_config import RunConfig
 from mpviz.attention import trace_attention
 from mpviz.model import AttentionConfig
 from mpviz.model_bundle import trace_model
 from mpviz.notices import policy_op_name, story_notices
 from mpviz.policy import device_policy
 from mpviz.stats import FormatRange
-from view import text, tour
-from view.run_config import RunConfig
 
 SMALL = AttentionConfig(seq_len=8, d_model=16, n_heads=2)
 LANGS = ("en", "zh")
@@ -349,7 +349,7 @@ def test_a_module_that_passes_a_keyword_input_through_names_nothing():
 # ── kernels_capped: what the cap did to the numbers is what the probe measured ──────────────────────────────
 def _capped_notice(monkeypatch, first: dict, capped: dict, lang: str = "en") -> tuple[kp.KernelProbe, str]:
     """The probe's outcome for these two child runs (default, then under the cap) and the notice the pages show."""
-    import view.results
+    import mpviz.app.serving.results
 
     for name in (kp.ISA_ENV, kp.CAPPED_BY_MPVIZ, kp.FAULT_ENV):  # set first, so that the cap it sets is undone
         monkeypatch.setenv(name, "")
@@ -357,10 +357,10 @@ def _capped_notice(monkeypatch, first: dict, capped: dict, lang: str = "en") -> 
     monkeypatch.setattr(kp, "_probed", lambda isa: {"first": first, "capped": capped})  # what was stored
     probe = kp._decide()
     shown: list[str] = []
-    monkeypatch.setattr(view.results, "ensure_safe_kernels", lambda: probe)
-    monkeypatch.setattr(view.results.text, "section", lambda name: text.load(lang, name))
-    monkeypatch.setattr(view.results.st, "info", lambda body, **kw: shown.append(body))
-    view.results.kernel_notice()
+    monkeypatch.setattr(mpviz.app.serving.results, "ensure_safe_kernels", lambda: probe)
+    monkeypatch.setattr(mpviz.app.serving.results.text, "section", lambda name: text.load(lang, name))
+    monkeypatch.setattr(mpviz.app.serving.results.st, "info", lambda body, **kw: shown.append(body))
+    mpviz.app.serving.results.kernel_notice()
     return probe, " ".join(shown)
 
 

@@ -1,5 +1,5 @@
-"""Worker processes (mpviz.workers): a crash, a kill or a runaway run costs the one call that hit it; the pool
-replaces the worker, and calls running in the other workers finish."""
+"""Worker processes (mpviz.app.serving.workers): a crash, a kill or a runaway run costs the one call that hit it; the
+pool replaces the worker, and calls running in the other workers finish."""
 
 import contextlib
 import os
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from mpviz.app.serving.workers import WorkerCrashed, WorkerPool, WorkerTimeout
 from mpviz.model import ConfigError
-from mpviz.workers import WorkerCrashed, WorkerPool, WorkerTimeout
 
 
 # ── tasks, module-level so that workers import them by name ─────────────────────────────────────────────────
@@ -143,13 +143,13 @@ CLASS = 10  # sessions opening the warm link while a worker dies
 
 
 def _workers_of(server_pid: int) -> list[int]:
-    """The server's worker processes (`python -m mpviz.workers`)."""
+    """The server's worker processes (`python -m mpviz.app.serving.workers`)."""
     from tests.conftest import child_pids
 
     found = []
     for child in child_pids(server_pid):
         with contextlib.suppress(OSError):  # a worker that just retired
-            if b"mpviz.workers" in Path(f"/proc/{child}/cmdline").read_bytes():
+            if b"mpviz.app.serving.workers" in Path(f"/proc/{child}/cmdline").read_bytes():
                 found.append(child)
     return found
 
@@ -159,7 +159,7 @@ async def _class_while(base_url: str, server_pid: int, victim_link: str, signum:
     a class opens the warm link. Returns (the victim's run, the class's runs)."""
     import asyncio
 
-    from view.websocket_session import open_page
+    from mpviz.app.websocket_session import open_page
 
     victim = asyncio.ensure_future(open_page(base_url, victim_link))
     await asyncio.sleep(1.5)
@@ -173,7 +173,7 @@ async def _class_while(base_url: str, server_pid: int, victim_link: str, signum:
 
 
 async def _one(base_url: str, link: str):
-    from view.websocket_session import open_page
+    from mpviz.app.websocket_session import open_page
 
     return await open_page(base_url, link)
 
@@ -181,10 +181,10 @@ async def _one(base_url: str, link: str):
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the server's workers through /proc")
 def test_a_worker_crash_on_the_server_costs_one_session_and_the_class_loads(tmp_path, printout):
+    from mpviz.app import text
+    from mpviz.app.websocket_session import percentile
+    from mpviz.app.websocket_session import run as run_sessions
     from tests.conftest import running_server
-    from view import text
-    from view.websocket_session import percentile
-    from view.websocket_session import run as run_sessions
 
     crashed = text.load("en", "common")["worker_crashed"].split("(")[0]
     log_path = tmp_path / "server.log"
@@ -221,22 +221,22 @@ def test_a_worker_crash_on_the_server_costs_one_session_and_the_class_loads(tmp_
     [(WorkerCrashed(-signal.SIGSEGV, "lesson_json"), "SIGSEGV"), (WorkerTimeout(180, "lesson_json"), "180 s")],
 )
 def test_a_lost_worker_shows_a_message_and_a_retry_button_not_a_traceback(monkeypatch, failure, words):
-    import view.results
+    import mpviz.app.serving.results
+    from mpviz.app import text
     from tests.apptest import failures, page_app
-    from view import text
 
     def lost(fn, *args, **lane):
         raise failure
 
-    monkeypatch.setattr(view.results, "run_isolated", lost)
-    at = page_app("pages/attention.py").run()
+    monkeypatch.setattr(mpviz.app.serving.results, "run_isolated", lost)
+    at = page_app("mpviz/pages/attention.py").run()
     assert not failures(at) and not at.get("bidi_component")
     common = text.load("en", "common")
     key = "worker_timeout" if isinstance(failure, WorkerTimeout) else "worker_crashed"
     shown = " ".join(e.value for e in at.error)
     assert common[key].split("(")[0] in shown and words in shown
     (retry,) = [b for b in at.button if b.label == common["retry"]]
-    monkeypatch.setattr(view.results, "run_isolated", lambda fn, *args, **lane: fn(*args))
+    monkeypatch.setattr(mpviz.app.serving.results, "run_isolated", lambda fn, *args, **lane: fn(*args))
     retry.click().run()
     assert not at.error and len(at.get("bidi_component")) == 1, "the retry computed the lesson"
 
@@ -247,7 +247,7 @@ def test_a_worker_whose_server_vanished_ends_quietly():
     ours, theirs = socket.socketpair()
     with theirs:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "mpviz.workers", str(theirs.fileno())],
+            [sys.executable, "-m", "mpviz.app.serving.workers", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stderr=subprocess.PIPE,
             text=True,

@@ -1,8 +1,9 @@
-"""`export`: the attention lesson as one offline HTML file (view/lesson_file.py builds it).
+"""`export`: the attention lesson as one offline HTML file (mpviz/presentation/lesson_file.py builds it).
 
 The one command that reaches into the view layer: the file is the stepper with its words, as a page would show it,
-so its words come from locales/ through view.lesson_file (which needs no Streamlit), never from mpviz. The run's
-limits are the engine's, as for `trace`: a config outside them is a ConfigError (exit 2) before anything is written.
+so its words come from locales/ through mpviz.presentation.lesson_file (which needs no Streamlit), never from mpviz. The
+run's limits are the engine's, as for `trace`: a config outside them is a ConfigError (exit 2) before anything is
+written.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 from mpviz.bundle import lesson_bundle
 from mpviz.cli.arguments import add_run_args, run_config
 from mpviz.cli.output import UsageError, out
+from mpviz.presentation.locales import DEFAULT_LANGUAGE, LANGUAGES
 from mpviz.serialize import dumps
-from view.locales import DEFAULT_LANGUAGE, LANGUAGES
 
 
 # ── export ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -30,7 +31,7 @@ def _add_export(sub) -> None:
 def _run_export(args) -> None:
     # imported here: the file's colours come from the figures' palette (plotly), which no other command needs, and
     # `python -m mpviz trace` then runs where only the engine's own needs are installed (torch, numpy, ml_dtypes)
-    from view.lesson_file import lesson_html
+    from mpviz.presentation.lesson_file import lesson_html
 
     bundle = lesson_bundle(run_config(args), device=args.device, dtype=args.dtype)
     page = lesson_html(bundle, args.lang).encode()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mpviz import lessons
+from mpviz.app import lessons
 from mpviz.cli.output import out, print_table
 from mpviz.serialize import dumps
 

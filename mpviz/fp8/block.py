@@ -214,7 +214,7 @@ def _prepared(cfg: Fp8Config, device: str) -> tuple[nn.Module, torch.Tensor, tor
 
 
 def stepper_bundle(recipe_name: str, outlier: float) -> bytes:
-    """The stepper's lesson bundle (mpviz.model_bundle; UTF-8 JSON, as view.stepper takes it) of one forward and
+    """The stepper's lesson bundle (mpviz.model_bundle; UTF-8 JSON, as mpviz.app.stepper takes it) of one forward and
     backward of the page's block under the recipe, autocast off: every op, the recipe's own among them (amax,
     scale, the cast to fp8, the fp8 GEMM with its fp8 inputs and scales, or the emulation's dequantised matmul)."""
     model, x, targets, _ = _prepared(Fp8Config(recipe=recipe_name, outlier=outlier), "cpu")

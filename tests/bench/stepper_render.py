@@ -6,7 +6,7 @@ and how long one step takes to render in Chromium.
 Server: `mount_stepper` timed inside a real script run (AppTest's runtime: the same element building, hashing and
 queueing a browser session pays), after a warm-up, with `data=bytes` as used and with `data=str` for comparison.
 
-Mounts assets/components/stepper (the same HTML, CSS and built JS that view/stepper.py registers) in a bare
+Mounts assets/components/stepper (the same HTML, CSS and built JS that mpviz/app/stepper.py registers) in a bare
 page, hands it the exact payload `stepper_payload` builds, then times each step with performance.now(): from the
 key press to the end of the render (script: every DOM change made) and to the end of a forced layout (script +
 style + layout; paint follows within the same frame). Steps go
@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from mpviz.app.stepper import ASSETS, BUILT_JS, DTYPE_COLORS, stepper_payload, stepper_text  # noqa: E402
 from mpviz.bundle import lesson_bundle  # noqa: E402
 from mpviz.model import LIMITS, AttentionConfig  # noqa: E402
-from view.stepper import ASSETS, BUILT_JS, DTYPE_COLORS, stepper_payload, stepper_text  # noqa: E402
 
 MOUNT = """async ([html, css, js, payload]) => {
     const host = document.createElement('div');
@@ -91,7 +91,7 @@ def _bundles(paths: list[str]) -> list[tuple[str, bytes]]:
 
 SERVER = """
 import time, streamlit as st
-from view.stepper import _component, mount_stepper, stepper_payload, stepper_text, DTYPE_COLORS
+from mpviz.app.stepper import _component, mount_stepper, stepper_payload, stepper_text, DTYPE_COLORS
 bundle = st.session_state["bundle"]
 data = stepper_payload(bundle, stepper_text(), DTYPE_COLORS)
 mounts, lookups = {"bytes": [], "str": []}, []

@@ -1,0 +1,237 @@
+"""Engine results for the pages: computed once per process for everyone, bounded in bytes, admitted when heavy.
+
+The lesson computations (traces, lesson bundles, claim measurements) run in worker processes (`isolated`, see
+mpviz.app.serving.workers): a native crash, an OOM kill or a run past the time limit there costs only the request that
+hit it, which gets a message and a retry button (`mpviz.app.page.worker_crash`); results are still cached here, in the
+server.
+
+A class on one link shares every result: `mpviz.app.serving.admission.default_cache()` is a byte-bounded, single-flight
+memo keyed on small config objects. Two lanes: a heavy computation (see `mpviz.model.is_heavy`) first waits for a slot
+of `default_gate()` (one place per client: `mpviz.app.client.client_id`), a light one computed in a worker for a slot of
+`light_gate()`, whose worker no heavy run ever holds; the page says the visitor's place in the queue meanwhile, and
+a visitor who leaves gives the place back (the next queue update raises Streamlit's stop in the waiting script).
+Results are shared: never mutate them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TypeVar
+
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+import pyarrow as pa
+import streamlit as st
+
+import mpviz
+from mpviz.app import text
+from mpviz.app.client import client_id
+from mpviz.app.page import log, worker_crash
+from mpviz.app.run_config import RunConfig
+from mpviz.app.serving import run_slots
+from mpviz.app.serving.admission import AdmissionGate, default_cache, default_gate, light_gate
+from mpviz.app.serving.workers import WorkerCrashed, default_pool, run_isolated
+from mpviz.bundle import counterpart_device, lesson_json
+from mpviz.formats import encode
+from mpviz.kernel_probe import ensure_safe_kernels
+from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
+from mpviz.policy import ChildProbeError
+from mpviz.presentation.figures.formats import bit_layout_figure
+from mpviz.presentation.figures.shared import SharedFigure
+
+T = TypeVar("T")
+ensure_safe_kernels()  # before the workers start: they inherit its cap, if this machine needs one
+default_pool()  # start the workers with the server's first page run: they import torch while it renders
+
+
+def config_key(cfg: AttentionConfig) -> tuple:
+    """A small hashable cache key for a config."""
+    return tuple(sorted(cfg.to_dict().items()))
+
+
+def _through(gate: AdmissionGate, queued: str, fn: Callable[[], T], client: str | None = None) -> T:
+    """`fn()` once `gate` has a slot for it, saying meanwhile, in the words `queued` (with `{position}`), the
+    visitor's place in the queue, or that this browser's own other heavy run goes first."""
+    slot = st.empty()
+
+    def on_wait(position: int) -> None:  # every tick: a session that has gone raises Streamlit's stop here
+        slot.info(queued.format(position=position), icon="⏳")
+
+    def on_held() -> None:
+        slot.info(text.section("queue")["own"], icon="⏳")
+
+    with gate.admit(on_wait=on_wait, client=client, on_held=on_held):
+        slot.empty()
+        return fn()
+
+
+def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
+    """Run `fn` now, or, if `heavy`, once the heavy lane has a slot (one place per client), showing the visitor's
+    place meanwhile."""
+    if not heavy:
+        return fn()
+    return _through(default_gate(), text.section("common")["queued"], fn, client=client_id())
+
+
+def spinner(key: tuple, words: str) -> AbstractContextManager:
+    """st.spinner(words) while `key`'s result is computed; nothing when it is already shared. A spinner starts a
+    timer thread and sends a message to clear itself: on a cached run, for every session, that is all it does."""
+    return nullcontext() if key in default_cache() else st.spinner(words)
+
+
+def _memo(key: tuple, compute: Callable[[], T], **options: object) -> T:
+    """`default_cache().get_or_compute(key, compute, **options)`; a page run that will compute or wait for it gives
+    its run slot back meanwhile (mpviz.app.serving.run_slots), so that no wait holds up the class, and no computation
+    waits for a slot held by a run that waits for it."""
+    cache = default_cache()
+    with nullcontext() if key in cache else run_slots.stepped_aside():
+        return cache.get_or_compute(key, compute, **options)
+
+
+def _shared(key: tuple, compute: Callable[[], T]) -> T:
+    """`compute()` once per process for `key` (see `shared`), saying so to a session that waits for another's."""
+    slot = None
+
+    def on_wait() -> None:
+        nonlocal slot
+        if slot is None:
+            slot = st.empty()
+        slot.caption(text.section("common")["waiting_shared"])
+
+    try:
+        return _memo(key, compute, on_wait=on_wait)
+    finally:
+        if slot is not None:
+            slot.empty()
+
+
+def shared(key: tuple, fn: Callable[[], T], heavy: bool = False) -> T:
+    """`fn()` computed once per process for `key` (single-flight, byte-bounded), admitted first when heavy.
+
+    While another session computes the same key, this one says so and waits; if it leaves meanwhile, the next
+    tick's update raises Streamlit's stop here and the wait ends (the computation goes on for the others).
+    """
+    return _shared(key, lambda: admitted(fn, heavy))
+
+
+def shared_figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
+    """`build()`'s figure, built once per process for `key` and this session's language (its labels' words).
+
+    `key` holds every small input the figure is drawn from (the page's settings, a config key), so a class
+    that opens the same view builds it once: building a plotly figure costs tens of ms of the one GIL per figure,
+    which thirty followers of a presenter's page change would otherwise queue for. Shared: never mutate it.
+    """
+    key = ("figure", text.language(), *key)
+    figure = lambda: SharedFigure(build())  # noqa: E731
+    return _memo(key, figure, size_of=lambda fig: len(pio.to_json(fig, validate=False)))
+
+
+def _arrow(rows: list[dict] | pd.DataFrame) -> pa.Table:
+    frame = pd.DataFrame(rows)
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a column of mixed types: shown as its text, as Streamlit would
+        mixed = frame.select_dtypes("object").columns
+        return pa.Table.from_pandas(frame.astype(dict.fromkeys(mixed, str)), preserve_index=False)
+
+
+def shared_table(key: tuple, rows: Callable[[], list[dict] | pd.DataFrame]) -> pa.Table:
+    """`rows()` (dicts, one per row, or a DataFrame) as an Arrow table, made once per process for `key` and this
+    session's language.
+
+    st.dataframe turns a list of dicts into a pandas DataFrame and then into Arrow on every call: on the formats
+    page those conversions cost more than the rest of the page, once per session, and thirty followers of a
+    presenter's page change queue for them on the one GIL. An Arrow table st.dataframe only serialises. `key` holds
+    every small input the rows are made from. Shared: never mutate it.
+    """
+    key = ("table", text.language(), *key)
+    return _memo(key, lambda: _arrow(rows()), size_of=lambda table: table.nbytes)
+
+
+def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:
+    """`fn(*args)` computed in a worker process, once per process for `key` (as `shared`): a heavy run in the heavy
+    lane (its gate and its workers), any other in the light lane (a gate and a worker of its own).
+
+    `fn` is a module-level engine function; it and `args` must pickle. Raises mpviz.app.serving.workers.WorkerCrashed
+    (and WorkerTimeout) when the worker dies or runs past the limit: nothing is cached then, so a retry computes again.
+    """
+    if heavy:
+        return shared(key, lambda: run_isolated(fn, *args, heavy=True), heavy=True)
+    # the light lane: its own worker and its own queue, so it never waits behind a heavy run
+    return _shared(key, lambda: _through(light_gate(), text.section("queue")["light"], lambda: run_isolated(fn, *args)))
+
+
+def _trace_key(rc: RunConfig, device: str) -> tuple:
+    return ("trace", config_key(rc.config), device, rc.dtype)
+
+
+def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:
+    heavy = is_heavy(rc.config, device, parse_autocast_dtype(rc.dtype))
+    return isolated(_trace_key(rc, device), mpviz.trace_attention, rc.config, device, rc.dtype, heavy=heavy)
+
+
+def _shown_errors(key: tuple, run: Callable[[], T], where: str) -> T | None:
+    """`run()` (which computes or takes `key`'s shared result), or None after telling the visitor why this
+    configuration cannot run."""
+    words = text.section("common")
+    try:
+        with spinner(key, words["computing"]):
+            return run()
+    except ConfigError as e:
+        st.error(words["config_error"].format(error=e))
+    except ChildProbeError as e:  # the policy probe's child process died: say so, keep its stderr in the log
+        log.error("autocast policy probe failed: %s", e)
+        st.error(words["probe_error"].format(code=e.returncode))
+    except WorkerCrashed as e:  # logged by mpviz.app.serving.workers; the server and every other session go on
+        worker_crash(e, where)
+    return None
+
+
+def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
+    """The traced run for `rc`, or None after showing why it cannot run."""
+    return _shown_errors(_trace_key(rc, rc.device), lambda: _trace(rc, rc.device), "trace")
+
+
+def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
+    """The same config traced under the other device's autocast policy: CUDA's (emulated on CPU) for a CPU run,
+    and vice versa; None with autocast off or when that run cannot be made."""
+    if rc.dtype == "off":
+        return None
+    try:
+        return _trace(rc, counterpart_device(rc.device))
+    except (ConfigError, ChildProbeError, WorkerCrashed):
+        return None
+
+
+def attention_lesson(rc: RunConfig) -> bytes | None:
+    """The attention lesson's bundle as JSON bytes (mpviz.bundle), or None after showing why it cannot run."""
+    heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
+    key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
+    lesson = lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy)  # noqa: E731
+    return _shown_errors(key, lesson, "lesson")
+
+
+def kernel_notice() -> None:
+    """Say so when this machine's low-precision kernels crashed in the probe (mpviz.kernel_probe); else nothing."""
+    probe, words = ensure_safe_kernels(), text.section("common")
+    if probe.crashed_signal is None:
+        return
+    fields = dict(kernel=probe.crashed_kernel or "?", signal=probe.signal_name, cap=probe.isa_cap_applied)
+    if probe.user_isa is not None:
+        st.warning(words["kernels_user_failed"].format(isa=probe.user_isa, **fields), icon="⚠️")
+    elif probe.ok:  # what the cap did to the results is what the probe measured (mpviz.kernel_probe)
+        key = (
+            "kernels_capped_differ" if probe.differed else "kernels_capped_same" if probe.compared else "kernels_capped"
+        )
+        compared = dict(compared=", ".join(probe.compared), differed=", ".join(probe.differed))
+        st.info(words[key].format(**fields, **compared), icon="ℹ️")
+    else:
+        st.warning(words["kernels_failed"].format(**fields), icon="⚠️")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def bit_layout(value: float, dtype: str, lang: str) -> go.Figure:
+    """Bit boxes of `value` stored as `dtype` (sign / exponent / mantissa coloured), from mpviz.formats."""
+    return bit_layout_figure(encode(value, dtype), labels=dict(text.load(lang, "common")["bits"]))

@@ -1,0 +1,1 @@
+"""The lesson pages: one short Streamlit script per lesson (mpviz.app.lessons lists them); run, never imported."""
