@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from mpviz.app.memo import freeze, memoised
+import mpviz.app.serving.results  # noqa: F401  the app's store: what the caching tests below use
+from mpviz.presentation.memo import freeze, memoised
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
+from mpviz.presentation import memo
 from mpviz.presentation.figures.formats import bit_layout_figure
 from mpviz.presentation.figures.shared import SharedFigure
 
@@ -148,6 +149,27 @@ def shared_table(key: tuple, rows: Callable[[], list[dict] | pd.DataFrame]) -> p
     """
     key = ("table", text.language(), *key)
     return _memo(key, lambda: _arrow(rows()), size_of=lambda table: table.nbytes)
+
+
+class _SessionResults:
+    """mpviz.presentation.memo's host in the app: the session's language, and the process-wide store above (a class
+    on one link shares every memoised view model's result)."""
+
+    def language(self) -> str:
+        return text.language()
+
+    def share(self, returns: memo.Returns, key: tuple, compute: Callable[[], T], heavy: bool) -> T:
+        if returns == "figure":
+            return shared_figure(key, compute)
+        if returns == "table":
+            return shared_table(key, compute)
+        return shared(key, compute, heavy=heavy)
+
+    def holds(self, returns: memo.Returns, key: tuple) -> bool:
+        return (key if returns == "value" else (returns, text.language(), *key)) in default_cache()
+
+
+memo.use(_SessionResults())
 
 
 def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = False) -> T:

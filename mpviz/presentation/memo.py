@@ -1,0 +1,107 @@
+"""One decorator that memoises a view model's result, keyed by function and arguments, never by a written key.
+
+A hand-written cache key that misses an input serves one session's result to another without any error. Here the
+key is made: the function's module and name, the language its words are in (words are inputs too), and every
+argument, frozen into a tagged, hashable form in which `0.0` and `-0.0`, `1`, `1.0` and `True`, a list and a tuple
+are different keys and NaN equals NaN. An argument that cannot be frozen (a tensor, an open file) is refused with a
+TypeError rather than keyed by identity.
+
+    @memoised                    # a plain result (rows, numbers, an engine result)
+    @memoised(returns="figure")  # a plotly figure, shared (never mutate it)
+    @memoised(returns="table")   # rows, which the app turns into one Arrow table st.dataframe only serialises
+    @memoised(heavy=True)        # the app admits it through the heavy lane's gate first
+
+`f.cached(*args, **kwargs)` says whether that call's result is already shared (a page shows no spinner then).
+
+Where results are kept is the host's business, not the view model's: without a host (a unit test, a notebook) each
+call computes; the Streamlit app installs its process-wide, byte-bounded, single-flight store with `use()`
+(mpviz.app.serving.results), and the session's language with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Literal, Protocol, TypeVar
+
+__all__ = ["Returns", "SharedResults", "freeze", "memoised", "use"]
+
+T = TypeVar("T")
+Returns = Literal["value", "figure", "table"]
+
+
+class SharedResults(Protocol):
+    """Where memoised results live: the host's store, and the language of the session asking."""
+
+    def language(self) -> str: ...
+
+    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool) -> Any: ...
+
+    def holds(self, returns: Returns, key: tuple) -> bool: ...
+
+
+class _NoHost:
+    """No host: every call computes (a table's rows stay rows), in English."""
+
+    def language(self) -> str:
+        return "en"
+
+    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool) -> Any:
+        return compute()
+
+    def holds(self, returns: Returns, key: tuple) -> bool:
+        return False
+
+
+_host: SharedResults = _NoHost()
+
+
+def use(host: SharedResults) -> None:
+    """Keep every memoised result in `host` from now on (the app calls this once, when its serving layer loads)."""
+    global _host
+    _host = host
+
+
+def freeze(value: Any) -> Hashable:
+    """`value` as a hashable key whose equality is the value's: each leaf tagged with its type, floats by their
+    bits (so -0.0 is not 0.0 and NaN is NaN), containers and dataclasses field by field."""
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, (str, bytes, int, type(None), enum.Enum)):  # bool is an int: the tag tells them apart
+        return (type(value).__qualname__, value)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__qualname__, tuple(freeze(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", frozenset(freeze(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted((freeze(k), freeze(v)) for k, v in value.items())))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = tuple((f.name, freeze(getattr(value, f.name))) for f in dataclasses.fields(value))
+        return (type(value).__module__, type(value).__qualname__, fields)
+    raise TypeError(f"a memoised argument must be a plain value, not {type(value).__qualname__}")
+
+
+def memoised(
+    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool = False
+) -> Callable[..., T]:
+    """Decorate `fn` so that each distinct call is computed once per host and shared (see the module doc)."""
+
+    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
+        name = f"{fn.__module__}.{fn.__qualname__}"
+
+        def key_of(args: tuple, kwargs: dict) -> tuple:
+            return (name, _host.language(), freeze(args), freeze(kwargs))
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> T:
+            return _host.share(returns, key_of(args, kwargs), functools.partial(fn, *args, **kwargs), heavy)
+
+        def cached(*args: Any, **kwargs: Any) -> bool:
+            return _host.holds(returns, key_of(args, kwargs))
+
+        call.cached = cached  # type: ignore[attr-defined]
+        return call
+
+    return decorate if fn is None else decorate(fn)
