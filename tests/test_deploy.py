@@ -18,7 +18,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
-from mpviz.app.security_headers import HEADERS
+from mpviz.app.serving.security_headers import HEADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"

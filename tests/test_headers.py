@@ -1,5 +1,5 @@
-"""Security headers on every hosting path (see deploy/README.md, "Headers"): what mpviz.app.security_headers adds and
-refuses, checked on a small Starlette app, and on a real `streamlit run serve.py` (the container's command).
+"""Security headers on every hosting path (see deploy/README.md, "Headers"): what mpviz.app.serving.security_headers
+adds and refuses, checked on a small Starlette app, and on a real `streamlit run serve.py` (the container's command).
 
 The proxy's copy (deploy/nginx.conf.template) is compared with the same HEADERS in tests/test_deploy.py and runs
 for real in tests/test_cluster.py; the Ingress and the container are parsed there too.
@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from streamlit.testing.v1.util import patch_config_options
 
-from mpviz.app.security_headers import HEADERS, HSTS, SecurityHeaders
+from mpviz.app.serving.security_headers import HEADERS, HSTS, SecurityHeaders
 from tests.servers import free_port, stop, wait_until_answering
 
 ROOT = Path(__file__).resolve().parents[1]
