@@ -10,6 +10,7 @@ refused with a TypeError rather than keyed by identity.
     @memoised(returns="figure")  # a plotly figure, shared (never mutate it)
     @memoised(returns="table")   # rows turned into one Arrow table st.dataframe only serialises
     @memoised(heavy=True)        # waits for the heavy lane's slot first (see view.results)
+    @memoised(heavy=is_long)     # … when is_long(*args, **kwargs) says this call is heavy
 
 `f.cached(*args, **kwargs)` says whether that call's result is already shared (a page shows no spinner then).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+from array import array
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, TypeVar
 
@@ -38,7 +40,11 @@ def freeze(value: Any) -> Hashable:
         return ("float", value.hex())
     if isinstance(value, (str, bytes, int, type(None), enum.Enum)):  # bool is an int: the tag tells them apart
         return (type(value).__qualname__, value)
-    if isinstance(value, (tuple, list)):
+    if isinstance(
+        value, (tuple, list)
+    ):  # floats by their bits here too: a tuple of floats keeps -0.0 and NaN's payload
+        if value and set(map(type, value)) == {float}:  # a row of numbers (softmax logits): their bytes at C speed
+            return (type(value).__qualname__, "float64", array("d", value).tobytes())
         return (type(value).__qualname__, tuple(freeze(v) for v in value))
     if isinstance(value, (set, frozenset)):
         return ("set", frozenset(freeze(v) for v in value))
@@ -51,7 +57,7 @@ def freeze(value: Any) -> Hashable:
 
 
 def memoised(
-    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool = False
+    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool | Callable[..., bool] = False
 ) -> Callable[..., T]:
     """Decorate `fn` so that each distinct call is computed once per process and shared (see the module doc)."""
 
@@ -69,7 +75,7 @@ def memoised(
                 return results.shared_figure(key, compute)
             if returns == "table":
                 return results.shared_table(key, compute)
-            return results.shared(key, compute, heavy=heavy)
+            return results.shared(key, compute, heavy=heavy(*args, **kwargs) if callable(heavy) else heavy)
 
         def cached(*args: Any, **kwargs: Any) -> bool:
             key = key_of(args, kwargs)
