@@ -15,8 +15,6 @@ from view.run_config import run_config
 from view.url import UrlParam, parse_choice, seed_from_url, write_url
 
 TEXT = text.section("formats")
-
-
 PAGE_PARAMS = [
     UrlParam("value", vm.DEFAULT_VALUE, str, aliases=("v",)),
     UrlParam("fmts", list(vm.DEFAULT_FORMATS), vm.parse_formats, ",".join),  # not "formats": the softmax page's key
