@@ -31,6 +31,7 @@ from mpviz.formats import (
     round_array,
     stochastic_rounding,
     storage_census,
+    torch_cast_differs,
     torch_dtype,
     zoom_window,
 )
@@ -225,6 +226,15 @@ def test_torch_and_ml_dtypes_round_float64_through_float32_while_numpy_and_mpviz
     assert encode(1 + 2**-8 + 2**-40, "bf16").value == 1 + 2**-7  # ml_dtypes and torch: 1.0 (listed below)
     probes = {d.probe: d for d in library_disagreements("bf16")}
     assert "tie_plus_2^-40" in probes
+
+
+def test_torch_s_own_cast_is_reported_only_where_it_stores_other_bits_than_the_rounding_shown():
+    stored = encode("500", "e4m3")  # past e4m3fn's range: the exact rounding has no inf, so NaN
+    assert math.isnan(stored.value) and torch_cast_differs(500.0, stored).value == 448.0  # torch saturates
+    assert torch_cast_differs(0.1, encode("0.1", "e4m3")) is None
+    assert torch_cast_differs(500.0, encode("500", "e4m3", "zero")) is None  # torch's casts round to nearest only
+    assert torch_cast_differs(math.nan, encode("nan", "fp16")) is None  # NaN is NaN, whatever its payload
+    assert torch_cast_differs(0.1, encode("0.1", "e3m2")) is None  # no torch dtype to ask
 
 
 def test_disagreements_e4m3fn_saturation_and_e5m2fnuz_eps_are_measured():

@@ -19,6 +19,8 @@ def test_values_that_compare_equal_but_show_differently_are_different_keys():
     assert freeze(0.0) != freeze(-0.0)  # the formats lesson shows both zeros' bits
     assert freeze(1) != freeze(1.0) != freeze(True)
     assert freeze([1, 2]) != freeze((1, 2))
+    assert freeze((0.0, 1.0)) != freeze((-0.0, 1.0)) != freeze([-0.0, 1.0])  # a row of floats, keyed by its bytes
+    assert freeze((1.0, 2.0)) != freeze((1.0, 2)) and freeze((1.0, 2.0)) == freeze((1.0, 2.0))
     assert freeze(math.nan) == freeze(float("nan"))  # NaN keys the same result as itself
     assert freeze({"a": 1, "b": 2}) == freeze({"b": 2, "a": 1})
     assert freeze(_Settings(-0.0, ("x",))) != freeze(_Settings(0.0, ("x",)))

@@ -27,6 +27,7 @@ from mpviz.formats.libraries import (
     finfo_checks,
     library_casts,
     library_disagreements,
+    torch_cast_differs,
 )
 from mpviz.formats.neighbours import (
     ZOOM_STEP,
@@ -85,6 +86,7 @@ __all__ = [
     "rounding_bin",
     "stochastic_rounding",
     "storage_census",
+    "torch_cast_differs",
     "torch_dtype",
     "zoom_window",
 ]

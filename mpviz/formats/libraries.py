@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import torch
 
-from mpviz.formats.encoding import encode
+from mpviz.formats.encoding import Encoding, encode
 from mpviz.formats.spec import (
     _NUMPY_DTYPES,
     FormatSpec,
@@ -68,6 +68,21 @@ def _library_casts(bits: int, spec: FormatSpec) -> tuple[LibraryCast, ...]:
     enc = encode(x, spec)
     out.append(LibraryCast("mpviz", enc.value, enc.bits))
     return tuple(out)
+
+
+def torch_cast_differs(value: float, stored: Encoding) -> LibraryCast | None:
+    """torch's own cast of the float64 `value` into `stored`'s format, when it stores other bits than `stored` (the
+    exact rounding to nearest); None when they agree, when `stored` was rounded otherwise (torch's casts round to
+    nearest only), or when the format has no torch dtype. Two NaNs of different payloads agree: both are NaN.
+
+    Measured: torch's float8_e4m3fn saturates past the range (500, even inf → 448) where the exact rounding gives
+    NaN; the libraries table shows every probe input where they part."""
+    if stored.rounding != "nearest":
+        return None
+    cast = next((c for c in library_casts(value, stored.format) if c.library == "torch"), None)
+    if cast is None or cast.bits == stored.bits or (math.isnan(cast.value) and math.isnan(stored.value)):
+        return None
+    return cast
 
 
 @dataclass(frozen=True)

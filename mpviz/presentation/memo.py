@@ -10,6 +10,7 @@ TypeError rather than keyed by identity.
     @memoised(returns="figure")  # a plotly figure, shared (never mutate it)
     @memoised(returns="table")   # rows, which the app turns into one Arrow table st.dataframe only serialises
     @memoised(heavy=True)        # the app admits it through the heavy lane's gate first
+    @memoised(heavy=is_long)     # … when is_long(*args, **kwargs) says this call is heavy
 
 `f.cached(*args, **kwargs)` says whether that call's result is already shared (a page shows no spinner then).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+from array import array
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -72,6 +74,8 @@ def freeze(value: Any) -> Hashable:
     if isinstance(value, (str, bytes, int, type(None), enum.Enum)):  # bool is an int: the tag tells them apart
         return (type(value).__qualname__, value)
     if isinstance(value, (tuple, list)):
+        if value and set(map(type, value)) == {float}:  # a row of numbers (softmax logits): their bits at C speed
+            return (type(value).__qualname__, "float64", array("d", value).tobytes())
         return (type(value).__qualname__, tuple(freeze(v) for v in value))
     if isinstance(value, (set, frozenset)):
         return ("set", frozenset(freeze(v) for v in value))
@@ -84,7 +88,7 @@ def freeze(value: Any) -> Hashable:
 
 
 def memoised(
-    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool = False
+    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool | Callable[..., bool] = False
 ) -> Callable[..., T]:
     """Decorate `fn` so that each distinct call is computed once per host and shared (see the module doc)."""
 
@@ -96,7 +100,8 @@ def memoised(
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> T:
-            return _host.share(returns, key_of(args, kwargs), functools.partial(fn, *args, **kwargs), heavy)
+            admit = heavy(*args, **kwargs) if callable(heavy) else heavy
+            return _host.share(returns, key_of(args, kwargs), functools.partial(fn, *args, **kwargs), admit)
 
         def cached(*args: Any, **kwargs: Any) -> bool:
             return _host.holds(returns, key_of(args, kwargs))

@@ -1,10 +1,10 @@
-// The "go to" channel (view/goto.py): Python tells the page where to go without reloading it. The component draws
+// The "go to" channel (mpviz/app/goto.py): Python tells the page where to go without reloading it. The component draws
 // nothing; its data is {id, target}. A target is delivered once per id: remounts and reruns that repeat the same
 // data do nothing. It is handed on in two ways, so the order of mounting does not matter:
 //  - window event "mpviz:goto" (detail = {id, target}) for whoever listens now (the attention stepper);
 //  - the registry's `pending`, which a stepper that mounts later consumes (it records the id in `consumed`).
 // A target's `heading` (the text of a heading of the page) is scrolled into view, below the tour's sticky bar; a
-// target with `scroll: "card"` (a follower's: view/follow.py) scrolls the stepper's step card into view once the
+// target with `scroll: "card"` (a follower's: mpviz/app/follow.py) scrolls the stepper's step card into view once the
 // stepper has moved, so a student sees the card the presenter shows.
 // No network, no HTML from strings.
 

@@ -5,7 +5,7 @@ export const VIEWS = ["story", "full"];
 export const PHASES = ["all", "forward", "backward"];
 export const PARAMS = ["step", "view", "phase", "head", "el"];
 export const LEGACY_EL = ["em", "er", "ec"];
-// this browser's role in a class: never in a copied link (one list with view/page.py's PERSONAL_KEYS)
+// this browser's role in a class: never in a copied link (one list with mpviz/app/page.py's PERSONAL_KEYS)
 export const PERSONAL = PERSONAL_KEYS;
 
 /**

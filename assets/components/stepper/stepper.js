@@ -1,9 +1,9 @@
 // The attention lesson in the browser: steps through a lesson bundle (mpviz.bundle, schema.js) without asking the
 // server. The entry point; esbuild bundles it and its imports into dist/stepper.js, the one ES module the Streamlit
-// component runs (view/stepper.py).
+// component runs (mpviz/app/stepper.py).
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
 // "meta": {"key", "locale", "scale", "publish"}}. All words come from "text"; everything else from the bundle.
-// meta.embedded: the stepper is one output among others on a page it does not own (a notebook, view/notebook.py):
+// meta.embedded: the stepper is one output among others on a page it does not own (a notebook, mpviz/presentation/widget.py):
 // it neither reads nor writes the page's URL, adds no skip link to the page, and takes keys only while focus is in
 // it. meta.scale sizes the whole component (presenter mode); with meta.publish the stepper sends its place to Python
 // (state "view": a presenter's room publishes it to followers) and is laid out for a projector (STAGE_MIN_EM). Python

@@ -6,7 +6,7 @@ import { h } from "./dom.js";
 
 export class Words {
   /**
-   * @param {{ui: object, glossary: object}} text the payload's text tables (locales/<locale>/stepper.toml, glossary.toml)
+   * @param {{ui: object, glossary: object}} text the payload's text tables (mpviz/locales/<locale>/stepper.toml, glossary.toml)
    * @param {{dtype_colors?: Object<string, string>}} style the payload's colours
    * @param {Object<string, import("./schema.js").Format>} formats the bundle's formats (short names)
    * @param {string} locale BCP 47 tag for numbers and lists

@@ -82,6 +82,14 @@ def spinner(key: tuple, words: str) -> AbstractContextManager:
     return nullcontext() if key in default_cache() else st.spinner(words)
 
 
+def computed(words: str, fn: Callable[..., T], /, *args: object, **kwargs: object) -> T:
+    """`fn(*args, **kwargs)`, a `mpviz.presentation.memo.memoised` view-model function, under st.spinner(words) unless
+    its result is already shared (a spinner costs every session of a class a timer thread and a message, for
+    nothing)."""
+    with nullcontext() if fn.cached(*args, **kwargs) else st.spinner(words):
+        return fn(*args, **kwargs)
+
+
 def _memo(key: tuple, compute: Callable[[], T], **options: object) -> T:
     """`default_cache().get_or_compute(key, compute, **options)`; a page run that will compute or wait for it gives
     its run slot back meanwhile (mpviz.app.serving.run_slots), so that no wait holds up the class, and no computation
@@ -209,6 +217,12 @@ def _shown_errors(key: tuple, run: Callable[[], T], where: str) -> T | None:
     except WorkerCrashed as e:  # logged by mpviz.app.serving.workers; the server and every other session go on
         worker_crash(e, where)
     return None
+
+
+def trace(rc: RunConfig) -> mpviz.AttentionTrace:
+    """The traced run for `rc`, computed or shared, without a word on the page: for a view model, once the page has
+    shown `attention_trace(rc)`. Raises what the run raised (ConfigError, WorkerCrashed, …)."""
+    return _trace(rc, rc.device)
 
 
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:

@@ -1,4 +1,4 @@
-// The presenter key (view/follow.py): the secret that makes this browser a room's presenter. It lives in this
+// The presenter key (mpviz/app/follow.py): the secret that makes this browser a room's presenter. It lives in this
 // browser's localStorage only (a reload, a new tab, a page change keep it; another device has none) and goes to the
 // server only as this component's state, over the presenter's own connection: never into a URL, a link or the page.
 // data: {fresh: a new key the server made, used only if this browser holds none; adopt: a key handed over from

@@ -1,4 +1,4 @@
-// The node tests' data: fixtures/payload.json, the exact payload view/stepper.py sends for a small CPU bf16 run
+// The node tests' data: fixtures/payload.json, the exact payload mpviz/app/stepper.py sends for a small CPU bf16 run
 // (rewrite it with `python -m tests.test_stepper`; tests/test_stepper.py checks it against the schema).
 
 import { readFileSync } from "node:fs";
