@@ -5,7 +5,7 @@ stepper component; stepping, picking and zooming happen in the browser without a
 step also reports the stepper's place, for the students following).
 """
 
-from view import results, text, tour
+from view import results, text
 from view.page import guarded, page_header, presenting
 from view.run_config import run_config
 from view.stepper import mount_stepper
@@ -16,6 +16,4 @@ results.kernel_notice()
 with guarded("lesson"):
     lesson = results.attention_lesson(run_config())
     if lesson is not None:
-        mount_stepper(
-            lesson, key="stepper", locale=text.language(), presenter=presenting(), conceal=tour.concealing("attention")
-        )
+        mount_stepper(lesson, key="stepper", locale=text.language(), presenter=presenting())
