@@ -15,7 +15,6 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -118,9 +117,8 @@ def page_run(sessions: int = CLASS_SIZE) -> PageRun | None:
     """`sessions` fresh sessions opening the attention lesson at once on a real server (None without streamlit)."""
     if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("websockets") is None:
         return None
-    root = Path(__file__).resolve().parents[1]
     args = [sys.executable, "-m", "mpviz.app.page_timing", PAGE_QUERY, str(sessions)]
-    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"timing the page failed: {proc.stderr.strip()[-300:]}")
     return PageRun(**json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -76,6 +76,22 @@ def test_every_stop_has_words_that_quote_only_measurements(lang):
     assert set(text.load(lang, "tour")["bar"]) == set(text.load("en", "tour")["bar"])
 
 
+THINK_FIRST = [n for n, s in enumerate(tour.stops(), start=1) if s.think_first]
+
+
+def _notice(at, stop: tour.Stop) -> str:
+    """The stop's "what to notice", filled after the page ran: in a popover, or in the bar once a think-first stop's
+    answer is revealed (prefixed with the bar's words for it)."""
+    if not stop.think_first:
+        (popover,) = at.get("popover")
+        (notice,) = [m.value for m in popover.markdown]
+        return notice
+    prefix = text.section("tour")["bar"]["answer"].split("{")[0]
+    (answer,) = [m.value for m in at.markdown if m.value.startswith(prefix)]
+    assert not at.get("popover"), "a revealed answer is in the bar, not behind another click"
+    return answer.removeprefix(prefix).strip()
+
+
 def _check_stop(at, n: int, stop: tour.Stop) -> None:
     """The page of stop `n` ran cleanly, shows its bar with every fact filled in, and shows what the stop names."""
     assert not failures(at), (n, failures(at))
@@ -83,9 +99,9 @@ def _check_stop(at, n: int, stop: tour.Stop) -> None:
     words = tour.stop_words(stop)
     bar = [m.value for m in at.markdown if words["title"] in m.value]
     assert bar, (n, "the stop's bar")
-    (popover,) = at.get("popover")  # "what to notice", filled after the page ran
-    (notice,) = [m.value for m in popover.markdown]
+    notice = _notice(at, stop)
     assert notice.startswith(words["notice"].split("{")[0]) and not re.search(r"[{}]", notice), (n, notice)
+    assert text.section(stop.page)["title"] in _shown(at), (n, "the lesson ran")
     if stop.section is not None:
         assert text.section(stop.page)[stop.section] in _shown(at), (n, stop.section)
     if stop.target is not None:
@@ -99,28 +115,42 @@ def _check_stop(at, n: int, stop: tour.Stop) -> None:
             assert shown.get(key, value) == value
 
 
+def _on_screen(at) -> list[str]:
+    """Every text AppTest sees in this run (markdown, captions, headings, alerts, buttons' labels)."""
+    kinds = ("markdown", "caption", "title", "header", "subheader", "info", "warning", "error", "success", "code")
+    return [e.value for kind in kinds for e in at.get(kind)] + [b.label for b in at.button]
+
+
 def _check_hidden_answer(at, n: int) -> None:
-    """A think-first stop before its reveal: the question and a Reveal button, no notice, no go-to to the answer,
-    and the stepper told to hide the first inf/NaN (its banner names the answer)."""
+    """A think-first stop before its reveal: its question and a Reveal button, and nothing of its lesson: no title,
+    no stepper (its nodes' dtypes, its error panel, its place), no figure, no notice, no go-to."""
     assert not failures(at), (n, failures(at))
-    answer = tour.target(tour.stops()[n - 1])  # (an earlier stop's place may still be mounted: delivered once, by id)
-    assert not at.get("popover") and answer not in _goto_targets(at), (n, "the answer waits for the reveal")
+    stop = tour.stops()[n - 1]
     assert at.button(key="tour_reveal").label == text.section("tour")["bar"]["reveal"]
-    assert _stepper_payload(at)["meta"].get("conceal") == 1
+    assert _query(at).get("reveal") is None
+    assert text.section(stop.page)["title"] not in _shown(at), (n, "the lesson waits for the reveal")
+    assert not at.get("popover") and not at.get("bidi_component") and not at.get("plotly_chart"), n
+    assert any(tour.fill(tour.stop_words(stop)["question"], stop) in m for m in _on_screen(at)), (n, "it asks")
 
 
-def test_a_think_first_stop_shows_its_answer_only_on_reveal():
-    (n,) = [n for n, s in enumerate(tour.stops(), start=1) if s.target and s.target.get("nonfinite")]
-    assert tour.stops()[n - 1].think_first, "where the first inf appears is the question: the banner is its answer"
-    at = page_app("mpviz/pages/attention.py", **tour.stops()[n - 1].query, tour=str(n)).run()
+@pytest.mark.parametrize("n", THINK_FIRST)
+def test_a_think_first_stop_shows_its_answer_only_on_reveal(n):
+    stop = tour.stops()[n - 1]
+    at = page_app(lessons.lesson(stop.page).page, **stop.query, tour=str(n)).run()
     _check_hidden_answer(at, n)
+    before = "\n".join(_on_screen(at))
     at.button(key="tour_reveal").click().run()
-    assert not failures(at) and "conceal" not in _stepper_payload(at)["meta"]
-    assert _goto_targets(at) == [tour.target(tour.stops()[n - 1])] and at.get("popover")
-    assert _stepper_payload(at)["bundle"]["first_nonfinite"] is not None  # the run has the answer to reveal
+    _check_stop(at, n, stop)
+    assert _query(at)["reveal"] == "1", "the link (and a presenter's class) shows the answer too"
+    assert _goto_targets(at) == [tour.target(stop)]
+    assert _notice(at, stop) not in before
     at.button(key="tour_back").click().run()  # another stop, and back: it asks again
     at.button(key="tour_next").click().run()
     _check_hidden_answer(at, n)
+
+
+def test_at_least_four_stops_ask_before_they_show():
+    assert len(THINK_FIRST) >= 4
 
 
 def test_next_visits_every_stop_and_every_stop_link_opens_it():
@@ -138,16 +168,15 @@ def test_next_visits_every_stop_and_every_stop_link_opens_it():
         target = tour.target(stop)
         assert _goto_targets(at) == [target], (n, "its place is delivered on arrival (on reveal: think first)")
         links[n] = _query(at)
-        assert links[n] == {**{k: v for k, v in stop.query.items() if k in links[n]}, "tour": str(n)}
+        assert links[n] == {**{k: v for k, v in stop.query.items() if k in links[n]}, "tour": str(n)} | (
+            {"reveal": "1"} if stop.think_first else {}
+        )
     assert at.button(key="tour_next").disabled and not at.button(key="tour_back").disabled
     at.button(key="tour_back").click().run()
     _check_stop(at, len(stops) - 1, stops[-2])
     for n, stop in enumerate(stops, start=1):  # the link each stop leaves in the address bar, opened fresh
         fresh = page_app(lessons.lesson(stop.page).page, **links[n]).run()
-        if stop.think_first:
-            _check_hidden_answer(fresh, n)
-            fresh.button(key="tour_reveal").click().run()
-        _check_stop(fresh, n, stop)
+        _check_stop(fresh, n, stop)  # a think-first stop's link, taken after the reveal, shows the answer
         assert _goto_targets(fresh) == [tour.target(stop)]
 
 

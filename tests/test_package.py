@@ -17,7 +17,7 @@ import pytest
 import torch
 from streamlit.config_option import ConfigOption
 
-from mpviz.cli.app import CONFIG, SERVE, app_command, streamlit_env
+from mpviz.app.launch import CONFIG, SERVE, app_command, streamlit_env
 
 ROOT = Path(__file__).resolve().parents[1]
 

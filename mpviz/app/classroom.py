@@ -2,9 +2,9 @@
 first in every run, `sidebar` with the sidebar, `bar` above the page and `finish` after it.
 
 URL keys (all pages): `present=1` presenter mode, `follow=CODE` follow a presenter's room, `tour=N` the guided
-lesson's stop N (mpviz/app/tour.py), `handover=TOKEN` a one-time link that moves a presenter to another device
-(mpviz/app/follow.py). Which room a presenter holds is never in the URL (a presenter key in the browser,
-mpviz/app/follow.py); `room=` of older links is dropped.
+lesson's stop N and `reveal=1` its answer shown (mpviz/app/tour.py), `handover=TOKEN` a one-time link that moves a
+presenter to another device (mpviz/app/follow.py). Which room a presenter holds is never in the URL (a presenter key in
+the browser, mpviz/app/follow.py); `room=` of older links is dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mpviz.app.url import UrlParam, dump_bool, open_requested_view, parse_bool, 
 PARAMS = [
     UrlParam("present", False, parse_bool, dump_bool),
     UrlParam("follow", "", parse_code),
-    UrlParam("tour", 0, tour.parse_stop),
+    *tour.url_params(),
 ]
 PRESENTER_CSS = f"<style>{files('mpviz.app').joinpath('static', 'presenter.css').read_text(encoding='utf-8')}</style>"
 

@@ -18,10 +18,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+from mpviz.app.launch import app_command, streamlit_env
 from mpviz.app.websocket_session import open_page, percentile
 from mpviz.app.websocket_session import run as run_sessions
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -41,9 +40,8 @@ async def _class(url: str, query: str, n: int) -> list:
 
 def measure(query: str, runs: int) -> dict:
     port = _free_port()
-    args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
-    server = subprocess.Popen(
-        [*args, "--server.port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    server = subprocess.Popen(  # the installed app, as `mpviz app` serves it
+        app_command(port, "127.0.0.1", []), env=streamlit_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -4,11 +4,12 @@ measured.
 A stop is a view (a lesson page, its URL state, and a place in the stepper or a heading to scroll to), a question
 and what to notice. While `?tour=N` is in the URL, app.py shows the stop's bar above any lesson (`bar`), with Back
 and Next; opening a stop goes through mpviz.app.url.open_view, so the page, its URL state and the stepper move
-exactly as a shared link would set them. A "think first" stop opens without its answer: no go-to to its target and
-the stepper's inf/NaN banner and marks hidden (`concealing`), until the bar's Reveal button goes there and shows
-what to notice. The numbers in "what to notice" are facts (FACTS) computed when the bar
-is drawn, after the page has run, so they mostly hit the caches the page just filled; only the facts a text quotes
-are computed.
+exactly as a shared link would set them. A "think first" stop asks before it shows: until the bar's Reveal button
+is pressed its lesson page does not run at all (`bar` stops the run after the bar), so no dtype on a node, no
+inf/NaN mark, no stepper place and no figure can give the answer away; Reveal (`reveal=1` in the URL, so a presenter's
+class and the stop's link see what the presenter sees) runs the page, goes to the stop's place and shows the answer
+in the bar. The numbers in "what to notice" are facts (FACTS) computed when the bar is drawn, after the page has run,
+so they mostly hit the caches the page just filled; only the facts a text quotes are computed.
 """
 
 from __future__ import annotations
@@ -32,14 +33,16 @@ from mpviz.app import follow, goto, lessons, text
 from mpviz.app.page import guarded
 from mpviz.app.run_config import RunConfig, run_config
 from mpviz.app.serving import results
-from mpviz.app.url import open_view
+from mpviz.app.url import UrlParam, dump_bool, open_view, parse_bool
 from mpviz.policy import device_policy
 from mpviz.scaler import ScalerSettings
 from mpviz.stats import FormatRange
 
 STOPS_FILE = Path(__file__).with_name("tour.toml")
 SEEN = "_tour_at"  # session key: the stop whose view this session last opened (its go-to is planned once)
-REVEALED = "_tour_revealed"  # session key: the think-first stop whose answer this session revealed
+REVEALED = "reveal"  # URL key: the open think-first stop's answer is shown (opening any stop sets it back)
+_shown_once: set[int] = set()  # stops this process has shown in full: their page's results and facts are computed
+ANSWER_HEIGHT_PX = 120  # a revealed answer's box in the sticky bar: about five lines, longer ones scroll
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,11 @@ def parse_stop(raw: str) -> int:
     return n
 
 
+def url_params() -> list[UrlParam]:
+    """The tour's URL keys (mpviz.app.classroom declares them): `tour=N` the open stop, `reveal=1` its answer shown."""
+    return [UrlParam("tour", 0, parse_stop), UrlParam(REVEALED, False, parse_bool, dump_bool)]
+
+
 def stop_words(stop: Stop) -> Mapping:
     return text.section("tour")["stops"][stop.id]
 
@@ -102,30 +110,24 @@ def open_stop(n: int) -> None:
     """Open stop `n` (a button callback): its page with exactly its URL state, `?tour=n` added."""
     stop = stops()[n - 1]
     st.session_state.pop(SEEN, None)  # plan its go-to again, even when it is the stop already open
-    st.session_state.pop(REVEALED, None)  # a think-first stop asks again
+    st.session_state[REVEALED] = False  # a think-first stop asks again
     open_view(stop.page, {**stop.query, "tour": str(n)})
 
 
 def leave_tour() -> None:
     st.session_state["tour"] = 0
     st.session_state.pop(SEEN, None)
-    st.session_state.pop(REVEALED, None)
+    st.session_state[REVEALED] = False
 
 
 def reveal(n: int) -> None:
-    """The Reveal button of think-first stop `n`: its go-to is planned now, its notice shown."""
-    st.session_state[REVEALED] = n
+    """The Reveal button of think-first stop `n`: its page runs now, its go-to is planned, its answer shown."""
+    st.session_state[REVEALED] = True
     st.session_state.pop(SEEN, None)
 
 
 def _hidden(n: int) -> bool:
-    return stops()[n - 1].think_first and st.session_state.get(REVEALED) != n
-
-
-def concealing(page: str) -> bool:
-    """Whether lesson `page` shows an open think-first stop whose answer is not revealed yet."""
-    n = st.session_state.get("tour", 0)
-    return bool(n) and stops()[n - 1].page == page and _hidden(n)
+    return stops()[n - 1].think_first and not st.session_state.get(REVEALED, False)
 
 
 def plan_arrival(n: int, page: str) -> None:
@@ -221,7 +223,10 @@ def fill(template: str, stop: Stop, rc: RunConfig | None = None) -> str:
 # ── the bar above a lesson ──────────────────────────────────────────────────────────────────────────────────
 def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
     """The open stop's bar, at the top of the page (nothing without `?tour=N`). Returns what draws its "what to
-    notice" once the page has run (its numbers then come from warm caches), or None."""
+    notice" once the page has run (its numbers then come from warm caches), or None.
+
+    A think-first stop not revealed yet ends the run here (st.stop, after the bar): its page must not draw
+    anything that answers the question, so it is not run until Reveal."""
     n = st.session_state.get("tour", 0)
     if not n:
         return None
@@ -230,29 +235,50 @@ def bar(lesson: lessons.Lesson) -> Callable[[], None] | None:
     box = st.container(border=True, key="tour_bar")  # sticky (assets/style.css): stays in view while scrolling
     rc = run_config()
     last = n == len(stops())
+    here = lesson.slug == stop.page
+    asking = here and _hidden(n)
     with box:
         title = bar_words["title"].format(n=n, total=len(stops()), title=words["title"])
         st.markdown(f"**{title}**  \n" + bar_words["think"].format(question=fill(words["question"], stop, rc)))
         row = st.container(horizontal=True, vertical_alignment="center")
         row.button(bar_words["back"], on_click=open_stop, args=(n - 1,), disabled=n == 1, key="tour_back")
         row.button(bar_words["next"], on_click=open_stop, args=(n + 1,), disabled=last, key="tour_next", type="primary")
-        here = lesson.slug == stop.page
-        if here and _hidden(n):
+        if asking:
             row.button(bar_words["reveal"], on_click=reveal, args=(n,), key="tour_reveal", type="primary")
+        elif here and stop.think_first:  # revealed: the answer in the bar itself, no second click to read it; a
+            # long one scrolls inside it, so that the sticky bar never covers much of the lesson
+            notice = st.container(height=ANSWER_HEIGHT_PX, border=False).empty()
         elif here:
             notice = row.popover(bar_words["notice"]).empty()
         else:  # the reader went elsewhere with the tour open
             row.button(bar_words["reopen"], on_click=open_stop, args=(n,), key="tour_reopen")
         row.button(bar_words["leave"], on_click=leave_tour, key="tour_leave", type="tertiary")
-        if not here:
+        if asking:
+            st.caption(bar_words["asking"].format(lesson=lesson_title(stop.page)))
+        elif not here:
             st.caption(bar_words["elsewhere"].format(lesson=lesson_title(stop.page)))
         elif last:
             st.caption(bar_words["last"])
-    if not here or _hidden(n):
+        # A first visit computes the stop's page and then its facts (a fresh server: tens of seconds on a busy
+        # machine): the bar says what, and how far along, for the whole wait, whatever the page itself shows.
+        progress = st.empty() if here and not asking and n not in _shown_once else None
+        if progress is not None:
+            progress.caption(
+                bar_words["preparing"].format(part=bar_words["part_page"].format(lesson=lesson_title(stop.page)))
+            )
+    if asking:
+        st.stop()
+    if not here:
         return None
 
     def draw_notice() -> None:
+        if progress is not None:
+            progress.caption(bar_words["preparing"].format(part=bar_words["part_notice"]))
         with notice.container(), guarded("tour notice"):
-            st.markdown(fill(words["notice"], stop, rc))
+            answer = fill(words["notice"], stop, rc)
+            st.markdown(bar_words["answer"].format(notice=answer) if stop.think_first else answer)
+            _shown_once.add(n)
+        if progress is not None:
+            progress.empty()
 
     return draw_notice

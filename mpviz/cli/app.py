@@ -1,55 +1,14 @@
-"""`app`: start the Streamlit app from the installed package (mpviz/app/serve.py: the app behind the headers a
-public host needs), with the package's Streamlit settings (mpviz/app/config.toml, which a checkout's
-.streamlit/config.toml links to).
-
-Settings reach Streamlit as its `STREAMLIT_<SECTION>_<KEY>` environment variables, set only where the environment
-has none: a value the user exported, or a flag passed after `--`, still wins.
-"""
+"""`app`: start the Streamlit app from the installed package (mpviz.app.launch says how), in this process."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import os
-import re
 import sys
-import tomllib
-from importlib.resources import files
 
+from mpviz.app.launch import app_command, streamlit_env
 from mpviz.cli.output import UsageError
-
-CONFIG = files("mpviz.app").joinpath("config.toml")
-SERVE = files("mpviz.app").joinpath("serve.py")
-
-
-def _env_name(section: str, key: str) -> str:
-    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key)  # allowedHosts → allowed_Hosts
-    return f"STREAMLIT_{section}_{snake}".upper()
-
-
-def _env_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return str(value)
-
-
-def streamlit_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """`environ` (default os.environ) with the package's Streamlit settings added where it has none."""
-    env = dict(os.environ if environ is None else environ)
-    for section, options in tomllib.loads(CONFIG.read_text(encoding="utf-8")).items():
-        for key, value in options.items():
-            env.setdefault(_env_name(section, key), _env_value(value))
-    return env
-
-
-def app_command(port: int, address: str | None, extra: list[str]) -> list[str]:
-    """The `streamlit run` command line that serves the app on `port` (and `address`, default the config's)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(SERVE), f"--server.port={port}"]
-    if address is not None:
-        cmd.append(f"--server.address={address}")
-    return [*cmd, *extra]
 
 
 # ── app ───────────────────────────────────────────────────────────────────────────────────────────────────

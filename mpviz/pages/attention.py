@@ -5,7 +5,7 @@ stepper component; stepping, picking and zooming happen in the browser without a
 step also reports the stepper's place, for the students following).
 """
 
-from mpviz.app import text, tour
+from mpviz.app import text
 from mpviz.app.page import guarded, page_header, presenting
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
@@ -17,6 +17,4 @@ results.kernel_notice()
 with guarded("lesson"):
     lesson = results.attention_lesson(run_config())
     if lesson is not None:
-        mount_stepper(
-            lesson, key="stepper", locale=text.language(), presenter=presenting(), conceal=tour.concealing("attention")
-        )
+        mount_stepper(lesson, key="stepper", locale=text.language(), presenter=presenting())
