@@ -6,6 +6,7 @@ import streamlit as st
 
 from mpviz import formats
 from view import results, text
+from view.bit_focus import keep_bit_focus
 from view.figures import formats as formats_fig
 from view.figures import style
 from view.glossary import term_help
@@ -198,6 +199,7 @@ with guarded("bits"):
         for field, color in style.FIELD_COLORS.items()
     )
     st.html(f"<style>{css}</style>")
+    keep_bit_focus()  # a flip redraws the pills: the keyboard stays on the flipped bit
     for short, enc in encodings.items():
         _bits(short, enc)
 

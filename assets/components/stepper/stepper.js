@@ -33,6 +33,12 @@ import { Words } from "./words.js";
 // Shared through `window`, not module scope: Streamlit may evaluate this module again for a remount.
 const REGISTRY = (window[Symbol.for("mpviz.stepper")] ??= { apps: new WeakMap(), loaded: false });
 const APPS = REGISTRY.apps; // shadow root → its Stepper (kept across Streamlit reruns)
+// the kind of the page's last input ("pointer" or a key's name): whether a sidebar change was a click or a key
+if (!REGISTRY.lastInput) {
+  REGISTRY.lastInput = "none";
+  window.addEventListener("pointerdown", () => (REGISTRY.lastInput = "pointer"), { capture: true });
+  window.addEventListener("keydown", (e) => (REGISTRY.lastInput = e.key), { capture: true });
+}
 const GOTO = (window[Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null }); // goto.js
 // ←/→ step the lesson unless focus is somewhere those keys already mean something
 const FIELD_TAGS = new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
@@ -104,6 +110,7 @@ class Stepper {
       go: (pos) => this.go(pos),
       view: (view, phase) => this.setView(view, phase),
       play: () => this.togglePlay(),
+      keys: () => this.takeKeys(),
       copy: () => this.copyLink(),
       head: (k) => {
         this.place.head = k;
@@ -175,6 +182,7 @@ class Stepper {
     this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
+    if (before) this.takeKeysFromSidebar();
     this.takePendingGoto();
     this.publish();
   }
@@ -331,6 +339,20 @@ class Stepper {
     clearInterval(this.playTimer);
     this.playTimer = null;
     this.panels?.controls.setPlaying(false);
+  }
+
+  // the keyboard to the stepper's region, where ←/→ step (it has tabindex -1: focusable, not a Tab stop)
+  takeKeys() {
+    this.app.focus({ preventScroll: true });
+  }
+
+  // A new run arrived from a change in the page's sidebar: focus still sits on that widget, where ←/→ would move a
+  // caret or change a choice (a segmented control is a radio group), so the next → would not step. After a click
+  // or Enter the reader is done there: the keyboard comes back to the stepper. A choice moved with arrows, Space
+  // or Tab keeps its focus (a keyboard user may be going through the choices).
+  takeKeysFromSidebar() {
+    if (this.meta.embedded || !["pointer", "Enter"].includes(REGISTRY.lastInput)) return;
+    if (document.activeElement?.closest?.("[data-testid=stSidebar]")) this.takeKeys();
   }
 
   handleKey(e) {

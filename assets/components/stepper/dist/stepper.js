@@ -987,7 +987,15 @@ var ControlsPanel = class extends Panel {
         group.append(
           h(
             "button",
-            { type: "button", role: "radio", dataset: { [name]: o }, onclick: () => pick(o) },
+            {
+              type: "button",
+              role: "radio",
+              dataset: { [name]: o },
+              onclick: (e) => {
+                pick(o);
+                if (e.detail > 0) this.emit("keys");
+              }
+            },
             this.w.ts(`${name}s.${o}`)
           )
         );
@@ -1982,13 +1990,15 @@ var HeatPanel = class extends Panel {
 };
 
 // assets/components/stepper/history.js
+var PLACE_KEYS = [...PARAMS, ...LEGACY_EL];
 var HistoryAdapter = class {
   /**
    * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
    *   originals and the active owner, so a page is wrapped once however often the module runs
    * @param {History} history the page's history object
+   * @param {{href: string}} [here] the page's location (what a push is compared with)
    */
-  constructor(registry, history2) {
+  constructor(registry, history2, here = globalThis.location) {
     this.registry = registry;
     this.history = history2;
     if (!registry.history) {
@@ -2005,6 +2015,8 @@ var HistoryAdapter = class {
           } catch {
             merged = url;
           }
+          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
+            return original.replace(state, unused, here.href);
           return write(state, unused, merged);
         };
       }
@@ -2023,6 +2035,18 @@ var HistoryAdapter = class {
     this.registry.history.replace(this.history.state, "", url);
   }
 };
+function sameUrl(url, current, ignored = []) {
+  if (url == null) return false;
+  let a, b;
+  try {
+    a = new URL(url, current);
+    b = new URL(current);
+  } catch {
+    return false;
+  }
+  const query = (u) => [...u.searchParams].filter(([k]) => !ignored.includes(k)).map(([k, v]) => `${k}=${v}`).sort().join("&");
+  return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
+}
 
 // assets/components/stepper/skiplink.js
 var HIDDEN = "position:absolute;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
@@ -2740,6 +2764,11 @@ var Words = class {
 // assets/components/stepper/stepper.js
 var REGISTRY = window[/* @__PURE__ */ Symbol.for("mpviz.stepper")] ??= { apps: /* @__PURE__ */ new WeakMap(), loaded: false };
 var APPS = REGISTRY.apps;
+if (!REGISTRY.lastInput) {
+  REGISTRY.lastInput = "none";
+  window.addEventListener("pointerdown", () => REGISTRY.lastInput = "pointer", { capture: true });
+  window.addEventListener("keydown", (e) => REGISTRY.lastInput = e.key, { capture: true });
+}
 var GOTO = window[/* @__PURE__ */ Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null };
 var FIELD_TAGS = /* @__PURE__ */ new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
 var ARROW_ROLES = /* @__PURE__ */ new Set([
@@ -2805,6 +2834,7 @@ var Stepper = class {
       go: (pos) => this.go(pos),
       view: (view, phase) => this.setView(view, phase),
       play: () => this.togglePlay(),
+      keys: () => this.takeKeys(),
       copy: () => this.copyLink(),
       head: (k) => {
         this.place.head = k;
@@ -2865,6 +2895,7 @@ var Stepper = class {
     this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
     this.build();
     this.attach();
+    if (before) this.takeKeysFromSidebar();
     this.takePendingGoto();
     this.publish();
   }
@@ -3003,6 +3034,18 @@ var Stepper = class {
     clearInterval(this.playTimer);
     this.playTimer = null;
     this.panels?.controls.setPlaying(false);
+  }
+  // the keyboard to the stepper's region, where ←/→ step (it has tabindex -1: focusable, not a Tab stop)
+  takeKeys() {
+    this.app.focus({ preventScroll: true });
+  }
+  // A new run arrived from a change in the page's sidebar: focus still sits on that widget, where ←/→ would move a
+  // caret or change a choice (a segmented control is a radio group), so the next → would not step. After a click
+  // or Enter the reader is done there: the keyboard comes back to the stepper. A choice moved with arrows, Space
+  // or Tab keeps its focus (a keyboard user may be going through the choices).
+  takeKeysFromSidebar() {
+    if (this.meta.embedded || !["pointer", "Enter"].includes(REGISTRY.lastInput)) return;
+    if (document.activeElement?.closest?.("[data-testid=stSidebar]")) this.takeKeys();
   }
   handleKey(e) {
     if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
