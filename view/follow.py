@@ -42,6 +42,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from mpviz import lessons
 from view import goto, text
 from view.client import client_id
+from view.fragment_page import keep_to_page
 from view.page import presenting, warn
 from view.rooms import KEY, PRESENTER_KEY, ROOMS, Lookup, Room, RoomRefused, RoomView, new_presenter_key, random_key
 from view.stepper import PLACE
@@ -224,6 +225,7 @@ def _no_room(words: Mapping) -> None:
 def banner(words: Mapping) -> None:
     """The presenter's line above the lesson: the follow link in type a back row can read, how many follow now
     (refreshed every AUDIENCE_S s, by this fragment alone), and the link's QR code in a popover."""
+    keep_to_page()  # a tick sent from the page the presenter just left draws nothing there
     if (code := room_code()) is None:
         _no_room(words)
         return
@@ -300,6 +302,7 @@ def poll(words: Mapping) -> None:
     """A follower's tick: one dictionary look-up and one integer compared, unless the presenter moved. A notice
     fixed at the top of the screen says the presenter has left (after GONE_S s) and then that they are back; when
     that changes, the whole page runs once so that the sidebar says the same."""
+    keep_to_page()  # a tick sent from the page this follower just left draws nothing there
     code = following()
     if not code:
         return
