@@ -6,7 +6,8 @@ switches pages (a follower taking the presenter's new page) waits behind the swi
 old page: Streamlit takes that as another page change, resets the session's page to the old one, and the browser
 clears the new page's elements for it; the next tick swaps back again, but only fragments run from then on, so the
 new lesson stays blank (its stepper never drew) until something asks for a full run. Seen in Chromium on a loaded
-2-core machine in 2 to 3 of 4 presenter page walks (tests/test_page_walk.py), with or without any stepper change.
+2-core machine in 5 of 8 presenter page walks (tests/test_page_walk.py), with the stepper's key and Back fixes (3 of
+4) and without them (2 of 4); the websocket showed the tick's run carrying the page the follower had left.
 
 So each ticking fragment calls `keep_to_page()` first: a full run notes the page it ran; a fragment run on another
 page switches back to that page (one full run, which draws it again) instead of drawing anything.
