@@ -583,7 +583,8 @@ def test_node_unit_tests_pass():
     node = require_node_tooling()
     files = sorted(str(p) for p in (ASSETS / "test").glob("*.test.js"))
     assert len(files) >= 5
-    run = subprocess.run([node, "--test", *files], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # the timeout guards against a hang only: on a loaded 2-core host the suite took from 140 s to past 300 s
+    run = subprocess.run([node, "--test", *files], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
