@@ -1,4 +1,5 @@
-// eslint for the stepper's modules (assets/components/stepper); `npm run lint`, and .ci/run.
+// eslint for the in-browser components (assets/components: the stepper and the go-to channel it bundles, the
+// presenter key, the bit-focus keeper); `npm run lint`, and .ci/run.
 import js from "@eslint/js";
 import globals from "globals";
 
@@ -6,7 +7,7 @@ export default [
   { ignores: ["mpviz/presentation/static/**", "node_modules/**"] },
   js.configs.recommended,
   {
-    files: ["assets/components/stepper/**/*.js"],
+    files: ["assets/components/**/*.js"],
     languageOptions: { ecmaVersion: 2025, sourceType: "module", globals: { ...globals.browser } },
     rules: { "no-unused-vars": ["error", { argsIgnorePattern: "^_" }], eqeqeq: ["error", "smart"] },
   },

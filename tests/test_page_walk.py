@@ -6,7 +6,10 @@ Attention → Formats → Softmax → Attention used to leave "Autocast dtype" u
 next change wrote `dtype=None&causal=0` into the URL (and to a presenter's followers).
 """
 
+from types import SimpleNamespace
+
 import pytest
+import streamlit as st
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mpviz.app.lessons import lesson
@@ -15,6 +18,7 @@ from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE, page_report
 from tests.test_classroom_browser import _open, _room_code
 from tests.test_stepper import STATE
+from view import fragment_page
 
 WALK = ("mpviz/pages/formats.py", "mpviz/pages/softmax.py", "mpviz/pages/glossary.py", "mpviz/pages/attention.py")
 CHOSEN = {"dtype": "fp16", "causal": "0", "seq": "12", "softmax": "naive"}  # every one differs from its default
@@ -40,6 +44,27 @@ def test_the_run_config_survives_a_walk_through_pages_that_do_not_draw_it():
     assert at.sidebar.toggle(key="causal").value is False
     at.sidebar.number_input(key="seq").set_value(10).run()
     assert at.query_params["dtype"] == "fp16" and at.query_params["causal"] == "0"
+
+
+def test_a_fragment_tick_from_a_page_the_session_left_switches_back_to_its_page(monkeypatch):
+    """A tick queued behind a page switch runs with the old page (Streamlit resets the session's page to it and the
+    browser clears the new page): it draws nothing and switches back to the page the session is on."""
+    state, switched = {}, []
+    ctx = SimpleNamespace(fragment_ids_this_run=None, page_script_hash="softmax-hash")
+    monkeypatch.setattr(fragment_page, "get_script_run_ctx", lambda: ctx)
+    monkeypatch.setattr(st, "session_state", state)
+    monkeypatch.setattr(st, "query_params", SimpleNamespace(to_dict=lambda: {"dtype": "fp16", "follow": "abc"}))
+    monkeypatch.setattr(st, "switch_page", lambda page, query_params: switched.append((page, query_params)))
+    state["_page"] = "softmax"
+    fragment_page.keep_to_page()  # a full run of softmax notes its page
+    ctx.fragment_ids_this_run = ["poll"]
+    fragment_page.keep_to_page()  # its own ticks run on
+    assert switched == []
+    ctx.fragment_ids_this_run, ctx.page_script_hash, state["_page"] = None, "attention-hash", "attention"
+    fragment_page.keep_to_page()  # the follower switched to attention (a full run)
+    ctx.fragment_ids_this_run, ctx.page_script_hash = ["poll"], "softmax-hash"  # a tick sent from softmax
+    fragment_page.keep_to_page()
+    assert switched == [(lesson("attention").page, {"dtype": "fp16", "follow": "abc"})]
 
 
 def _tail(log, lines: int = 40) -> str:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from mpviz import contracts
 from mpviz.app import rooms as rooms_module
 from mpviz.app.page import PERSONAL_KEYS
+from mpviz.presentation.stepper_payload import BUILT_JS
 from mpviz.app.rooms import (
     ACTIVE_S,
     CODE,
@@ -24,7 +26,6 @@ from mpviz.app.rooms import (
     parse_code,
     random_key,
 )
-from mpviz.presentation.stepper_payload import BUILT_JS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -220,10 +221,9 @@ def test_threads_publishing_and_polling_at_once():
 
 
 def test_one_list_of_personal_url_keys_for_python_and_the_stepper():
-    stepper = ROOT / "assets" / "components" / "stepper"
-    listed = json.loads((stepper / "personal_keys.json").read_text())
+    listed = contracts.load("personal_keys.json")  # mpviz/contracts/: the one list Python and the stepper read
     assert tuple(listed) == PERSONAL_KEYS and {"present", "room", "follow", "handover"} <= set(listed)
-    place = (stepper / "place.js").read_text()
-    assert 'from "./personal_keys.json"' in place and "PERSONAL = PERSONAL_KEYS" in place
+    place = (ROOT / "assets" / "components" / "stepper" / "place.js").read_text()
+    assert 'from "../../../mpviz/contracts/personal_keys.json"' in place and "PERSONAL = PERSONAL_KEYS" in place
     assert not re.search(r"PERSONAL\s*=\s*\[", place), "no second list in the stepper"
     assert json.dumps(listed) in BUILT_JS.read_text()

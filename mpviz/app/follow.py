@@ -38,6 +38,7 @@ import streamlit as st
 # import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from view.fragment_page import keep_to_page
 
 from mpviz.app import goto, lessons, text
 from mpviz.app.client import client_id
@@ -78,7 +79,9 @@ LOOKUP_WAIT = "_lookup_wait"  # session key: seconds this follower's client must
 
 _key_component = st.components.v2.component(
     "mpviz_presenter_key",
-    js=files("mpviz.app").joinpath("static", "presenter_key.js").read_text("utf-8"),
+    js=files("mpviz.app").joinpath("static", "presenter_key.js").read_text(
+        "utf-8"
+    ),
 )
 FOLLOW_CSS = f"<style>{files('mpviz.app').joinpath('static', 'follow.css').read_text(encoding='utf-8')}</style>"
 
@@ -231,6 +234,7 @@ def _no_room(words: Mapping) -> None:
 def banner(words: Mapping) -> None:
     """The presenter's line above the lesson: the follow link in type a back row can read, how many follow now
     (refreshed every AUDIENCE_S s, by this fragment alone), and the link's QR code in a popover."""
+    keep_to_page()  # a tick sent from the page the presenter just left draws nothing there
     if (code := room_code()) is None:
         _no_room(words)
         return
@@ -307,6 +311,7 @@ def poll(words: Mapping) -> None:
     """A follower's tick: one dictionary look-up and one integer compared, unless the presenter moved. A notice
     fixed at the top of the screen says the presenter has left (after GONE_S s) and then that they are back; when
     that changes, the whole page runs once so that the sidebar says the same."""
+    keep_to_page()  # a tick sent from the page this follower just left draws nothing there
     code = following()
     if not code:
         return

@@ -1,25 +1,26 @@
-"""The "go to" channel: Python moves the page's view without reloading it (assets/components/goto/goto.js).
+"""The "go to" channel: Python moves the page's view without reloading it (assets/components/stepper/goto.js).
 
 A tour stop or a presenter's step on the attention lesson is a place inside the stepper, which keeps its state in
 the browser; a rerun cannot set it. So Python mounts this invisible component with the target, and the browser
-hands it to the stepper (a window event, or a pending target a stepper mounting later picks up). Each target has
-an id and is delivered once, however often a rerun mounts it again.
+hands it to the stepper (to a stepper listening now, or as a pending target a stepper mounting later picks up).
+Each target has an id and is delivered once, however often a rerun mounts it again. The component runs the
+stepper's own built module (mpviz/presentation/static/stepper.js, whose default export tells the two components apart by name):
+Streamlit imports one module per distinct text, so the channel and the stepper share it and talk through an
+import, not through the page's globals.
 
-Targets: {"landmark" | "key" | "step", "view", "phase", "head", "el"} for the stepper (see stepper.js `goTo`),
+Targets: {"landmark" | "key" | "step", "view", "phase", "head", "el"} for the stepper (see store.js `targetChange`),
 {"heading": text} to scroll a heading of the page into view.
 """
 
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 
 import streamlit as st
 
-_component = st.components.v2.component(
-    "mpviz_goto",
-    js=(Path(__file__).resolve().parents[2] / "assets" / "components" / "goto" / "goto.js").read_text("utf-8"),
-)
+from mpviz.presentation.stepper_payload import BUILT_JS
+
+_component = st.components.v2.component("mpviz_goto", js=BUILT_JS.read_text(encoding="utf-8"))
 PENDING = "_goto"  # session key: the go-to the next full run mounts, {"id", "page", "target"}
 
 

@@ -4,12 +4,10 @@ read)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlencode, urlsplit
 
@@ -17,12 +15,12 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from mpviz import contracts
 from mpviz.app import text
 from mpviz.app.navigation import leave_legacy_pages_mode
 from mpviz.app.serving.workers import WorkerCrashed, WorkerTimeout
 from mpviz.presentation.figures.shared import SharedFigure
-from mpviz.presentation.figures.style import presented_spec
-from mpviz.presentation.palette import dtype_color, ink
+from mpviz.presentation.figures.style import dtype_color, ink, presented_spec
 
 Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a column, a placeholder
 
@@ -93,12 +91,8 @@ def dtype_badge(dtype: str | None) -> str:
 
 
 # This browser's role in a class (presenter mode, a room, a room followed, a hand-over), never part of a link to a
-# view: one list, which the stepper's "Copy link" (assets/components/stepper/place.js) imports too.
-PERSONAL_KEYS: tuple[str, ...] = tuple(
-    json.loads(
-        (Path(__file__).resolve().parents[2] / "assets" / "components" / "stepper" / "personal_keys.json").read_text()
-    )
-)
+# view: one list (mpviz/contracts/personal_keys.json), which the stepper's "Copy link" (place.js) imports too.
+PERSONAL_KEYS: tuple[str, ...] = contracts.PERSONAL_KEYS
 
 
 def presenting() -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from mpviz import contracts
 from mpviz.app import lessons, text
 from mpviz.app.page import PERSONAL_KEYS, warn
 
@@ -119,7 +120,8 @@ def write_url(params: list[UrlParam]) -> None:
 
 
 KEEP = ("lang", *PERSONAL_KEYS)  # a session's own settings: opening another view keeps them
-BROWSER_KEYS = ("step", "view", "phase", "head", "el", "em", "er", "ec")  # the stepper's: moved by mpviz.app.goto
+# the stepper's own (mpviz/contracts/stepper_keys.json): it writes them in the browser, mpviz.app.goto moves them
+BROWSER_KEYS = (*contracts.PLACE_KEYS, *contracts.LEGACY_ELEMENT_KEYS)
 _REQUESTED = "_open_view"
 
 

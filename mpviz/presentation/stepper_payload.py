@@ -9,6 +9,9 @@ session:
     {"bundle": <LessonBundle.to_json()>, "text": {"ui": <stepper.toml>, "glossary": <glossary.toml>},
      "style": {"dtype_colors": {dtype: "#rrggbb"}}, "meta": {"key": <component key>, "locale": "en"}}
 
+The bundle keeps to mpviz/contracts/bundle.schema.json and meta to mpviz/contracts/stepper_meta.schema.json: the
+one definition of each, which the stepper imports too (tests/test_stepper.py validates what `_meta` makes).
+
 With `conceal` meta carries "conceal": 1 and the stepper keeps the run's answer to a "think first" question to itself
 (the first inf/NaN's banner and marks; mpviz/app/tour.py lifts it on reveal). With `embedded` (a notebook,
 mpviz.presentation.widget) meta carries "embedded": 1: the stepper is one output among others on a page it does not own,

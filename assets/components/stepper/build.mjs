@@ -1,19 +1,28 @@
-// Builds what the mpviz package ships of the stepper into mpviz/presentation/static/, the only place Python reads
-// it from (mpviz.presentation.stepper_payload): the stepper's ES modules (entry stepper.js) bundled into one module,
-// and beside it the files the hosts load as they are (the component's markup and CSS, the notebook's anywidget
-// module, the lesson file's template). The output is committed, so running the app needs no node;
-// tests/test_stepper.py builds in memory and fails when a committed file differs (`npm run build` fixes that).
-//   node build.mjs           write mpviz/presentation/static/
-//   node build.mjs --stdout  print the build as JSON {name: text} instead (the staleness test)
+// Builds what the mpviz package ships of assets/components into the package, the only place Python reads it from:
+// mpviz/presentation/static/ gets the stepper's ES modules (entry stepper.js) bundled into one module and beside it
+// the files the hosts load as they are (the component's markup and CSS, the notebook's anywidget module, the lesson
+// file's template); mpviz/app/static/ gets the app's own small components (the presenter key, the bit-focus
+// keeper). The output is committed, so running the app needs no node; tests/test_stepper.py builds in memory and
+// fails when a committed file differs (`npm run build` fixes that).
+//   node build.mjs           write the files
+//   node build.mjs --stdout  print the build as JSON {path from the repository root: text} (the staleness test)
 
 import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, "..", "..", "..", "mpviz", "presentation", "static");
-const COPIED = ["stepper.html", "stepper.css", "notebook.js", "export.html"];
+const root = join(here, "..", "..", "..");
+const STEPPER_OUT = "mpviz/presentation/static";
+const COPIED = {
+  "stepper.html": STEPPER_OUT,
+  "stepper.css": STEPPER_OUT,
+  "notebook.js": STEPPER_OUT,
+  "export.html": STEPPER_OUT,
+  "../presenter/presenter_key.js": "mpviz/app/static",
+  "../bitfocus/bitfocus.js": "mpviz/app/static",
+};
 
 const result = await build({
   entryPoints: [join(here, "stepper.js")],
@@ -26,7 +35,9 @@ const result = await build({
 });
 const banner =
   "// Built by assets/components/stepper/build.mjs from the modules beside it; do not edit (npm run build).\n";
-const files = { "stepper.js": banner + result.outputFiles[0].text };
-for (const name of COPIED) files[name] = readFileSync(join(here, name), "utf8");
+const files = { [`${STEPPER_OUT}/stepper.js`]: banner + result.outputFiles[0].text };
+for (const [source, out] of Object.entries(COPIED)) {
+  files[`${out}/${basename(source)}`] = readFileSync(join(here, source), "utf8");
+}
 if (process.argv.includes("--stdout")) process.stdout.write(JSON.stringify(files));
-else for (const [name, text] of Object.entries(files)) writeFileSync(join(out, name), text);
+else for (const [path, text] of Object.entries(files)) writeFileSync(join(root, path), text);

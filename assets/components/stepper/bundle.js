@@ -1,4 +1,4 @@
-// Reading the lesson bundle (schema.js): the steps of a view and phase, where an event sits, its formats, samples
+// Reading the lesson bundle (mpviz/contracts/bundle.schema.json): the steps of a view and phase, where an event sits, its formats, samples
 // and the casts autocast inserted before it. One reader per bundle; everything derived is cached here, so a step
 // costs map lookups. No DOM: unit-tested under node.
 
@@ -13,7 +13,7 @@ export function shownElement(el, smp) {
 
 export class BundleReader {
   /**
-   * @param {import("./schema.js").Bundle} b the lesson bundle
+   * @param {object} b the lesson bundle (bundle.schema.json, Bundle)
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
    */
   // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed

@@ -36,7 +36,17 @@ export class ControlsPanel extends Panel {
         group.append(
           h(
             "button",
-            { type: "button", role: "radio", dataset: { [name]: o }, onclick: () => pick(o) },
+            {
+              type: "button",
+              role: "radio",
+              dataset: { [name]: o },
+              onclick: (e) => {
+                pick(o);
+                // a click (not Enter or Space: detail 0) leaves the keyboard with the stepper, where ←/→ step,
+                // rather than on this radio, where they would change the view back
+                if (e.detail > 0) this.emit("keys");
+              },
+            },
             this.w.ts(`${name}s.${o}`),
           ),
         );

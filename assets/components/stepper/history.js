@@ -4,6 +4,13 @@
 // wraps pushState / replaceState: a URL written for the page the active stepper lives on gets the stepper's own
 // keys merged back in. The wrapping lives here only; the stepper claims and releases it, and writes its own URLs
 // through `replace` (the unwrapped original), so it never merges into itself.
+// A push of the URL already shown (the same path and keys in any order, the stepper's own keys aside) keeps the
+// entry as it is: leaving the lesson, Streamlit pushes the lesson's URL without our keys (the stepper has already
+// let go) before it pushes the next page's, and that entry, the same view again, would cost the reader a Back.
+
+import { LEGACY_EL, PARAMS } from "./place.js";
+
+const PLACE_KEYS = [...PARAMS, ...LEGACY_EL]; // the stepper's own keys in a URL
 
 /** @typedef {{mergeUrl: (url: string | URL | null | undefined) => string | URL | null | undefined}} UrlOwner */
 
@@ -12,8 +19,9 @@ export class HistoryAdapter {
    * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
    *   originals and the active owner, so a page is wrapped once however often the module runs
    * @param {History} history the page's history object
+   * @param {{href: string}} [here] the page's location (what a push is compared with)
    */
-  constructor(registry, history) {
+  constructor(registry, history, here = globalThis.location) {
     this.registry = registry;
     this.history = history;
     if (!registry.history) {
@@ -30,6 +38,8 @@ export class HistoryAdapter {
           } catch {
             merged = url; // never break navigation
           }
+          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
+            return original.replace(state, unused, here.href);
           return write(state, unused, merged);
         };
       }
@@ -50,4 +60,26 @@ export class HistoryAdapter {
   replace(url) {
     this.registry.history.replace(this.history.state, "", url);
   }
+}
+
+/**
+ * Whether two URLs name the same page and query: origin, path, hash, the same keys and values in any order.
+ * @param {string[]} [ignored] keys left out of the comparison
+ */
+export function sameUrl(url, current, ignored = []) {
+  if (url == null) return false;
+  let a, b;
+  try {
+    a = new URL(url, current);
+    b = new URL(current);
+  } catch {
+    return false;
+  }
+  const query = (u) =>
+    [...u.searchParams]
+      .filter(([k]) => !ignored.includes(k))
+      .map(([k, v]) => `${k}=${v}`)
+      .sort()
+      .join("&");
+  return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
 }

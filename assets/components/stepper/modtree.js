@@ -34,7 +34,7 @@ export function mtAncestors(path) {
 /**
  * The tree of the modules the events ran in (modules that ran nothing of their own, such as a ModuleList, are there
  * as the parents of those that did).
- * @param {import("./schema.js").Event[]} events
+ * @param {object[]} events the bundle's events (bundle.schema.json, Event)
  * @returns {Map<string, ModNode>} path → node, the model ("") first, parents before children
  */
 export function mtBuild(events) {
@@ -132,7 +132,7 @@ export function mtKey(rows, k, key) {
  * One module's own ops of one phase in dataflow order: each op's level is one more than the deepest level among
  * the ops of the same list it reads (0 when it reads none of them), and ops are ordered by level, then by when they
  * ran. `from` lists, per op, the ops of the list whose outputs it reads.
- * @param {import("./schema.js").Event[]} events
+ * @param {object[]} events the bundle's events (bundle.schema.json, Event)
  * @param {ModNode} node
  * @param {string} phase "forward" | "backward"
  * @returns {{ops: number[], level: Map<number, number>, from: Map<number, number[]>}}

@@ -1,11 +1,13 @@
 // The reader's place in the URL and in sessionStorage: reading a place back, and merging it into a URL. No DOM.
-import PERSONAL_KEYS from "./personal_keys.json" with { type: "json" };
+// The keys and values are the contracts mpviz/app/url.py and mpviz/app/page.py read too (mpviz/contracts/).
+import PERSONAL_KEYS from "../../../mpviz/contracts/personal_keys.json" with { type: "json" };
+import KEYS from "../../../mpviz/contracts/stepper_keys.json" with { type: "json" };
 
-export const VIEWS = ["story", "full"];
-export const PHASES = ["all", "forward", "backward"];
-export const PARAMS = ["step", "view", "phase", "head", "el"];
-export const LEGACY_EL = ["em", "er", "ec"];
-// this browser's role in a class: never in a copied link (one list with mpviz/app/page.py's PERSONAL_KEYS)
+export const VIEWS = KEYS.views;
+export const PHASES = KEYS.phases;
+export const PARAMS = KEYS.place;
+export const LEGACY_EL = KEYS.legacy_element;
+// this browser's role in a class: never in a copied link
 export const PERSONAL = PERSONAL_KEYS;
 
 /**

@@ -8,7 +8,7 @@ export class Words {
   /**
    * @param {{ui: object, glossary: object}} text the payload's text tables (mpviz/locales/<locale>/stepper.toml, glossary.toml)
    * @param {{dtype_colors?: Object<string, string>}} style the payload's colours
-   * @param {Object<string, import("./schema.js").Format>} formats the bundle's formats (short names)
+   * @param {Object<string, object>} formats the bundle's formats by short name (bundle.schema.json, Format)
    * @param {string} locale BCP 47 tag for numbers and lists
    * @param {(type: string, ...args: any[]) => void} emit the stepper's action channel (an op link jumps)
    */

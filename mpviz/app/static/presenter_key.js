@@ -14,7 +14,7 @@ function stored() {
     const held = JSON.parse(localStorage.getItem(STORE) || "null");
     return held && typeof held.key === "string" && KEY.test(held.key) ? held : null;
   } catch {
-    return null;  // storage blocked or garbled: a fresh key (this browser then presents a new room)
+    return null; // storage blocked or garbled: a fresh key (this browser then presents a new room)
   }
 }
 
@@ -33,7 +33,7 @@ export default function presenterKey(component) {
   }
   // `fresh` is new in every server session: a reconnect that started a new session is told again
   const text = JSON.stringify([d.fresh, held]);
-  if (text === SENT.last) return;  // this session has it: a rerun that mounts the same data sends nothing
+  if (text === SENT.last) return; // this session has it: a rerun that mounts the same data sends nothing
   SENT.last = text;
   component.setStateValue("held", held);
 }

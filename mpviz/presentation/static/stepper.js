@@ -1,118 +1,4 @@
 // Built by assets/components/stepper/build.mjs from the modules beside it; do not edit (npm run build).
-// assets/components/stepper/dom.js
-var SVGNS = "http://www.w3.org/2000/svg";
-function h(tag, attrs, ...kids) {
-  const el = document.createElement(tag);
-  setAttrs(el, attrs);
-  for (const k of kids.flat()) if (k !== null && k !== void 0 && k !== false) el.append(k);
-  return el;
-}
-function s(tag, attrs, ...kids) {
-  const el = document.createElementNS(SVGNS, tag);
-  setAttrs(el, attrs);
-  for (const k of kids.flat()) if (k !== null && k !== void 0 && k !== false) el.append(k);
-  return el;
-}
-function setAttrs(el, attrs) {
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === void 0 || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "text") el.textContent = v;
-    else if (k === "dataset") Object.assign(el.dataset, v);
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-}
-
-// assets/components/stepper/panel.js
-var Panel = class {
-  /**
-   * @param {Context} ctx
-   * @param {HTMLElement} el the panel's own element (it replaces only its children)
-   */
-  constructor(ctx, el) {
-    this.ctx = ctx;
-    this.el = el;
-  }
-  get b() {
-    return this.ctx.bundle.b;
-  }
-  get bundle() {
-    return this.ctx.bundle;
-  }
-  get w() {
-    return this.ctx.words;
-  }
-  get place() {
-    return this.ctx.place;
-  }
-  get geom() {
-    return this.ctx.geom;
-  }
-  emit(type, ...args) {
-    this.ctx.emit(type, ...args);
-  }
-  // the event the place shows
-  event() {
-    return this.ctx.bundle.eventAt(this.ctx.place);
-  }
-};
-
-// assets/components/stepper/banners.js
-var BannersPanel = class extends Panel {
-  // once per bundle
-  build() {
-    const box = this.el;
-    box.replaceChildren();
-    const fn = this.bundle.firstNonfinite;
-    if (fn) {
-      const e = this.b.events[fn.event];
-      const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));
-      const msg = h(
-        "p",
-        {},
-        this.w.t("banner.nonfinite", {
-          op_link: this.w.opLink(e.i),
-          op: e.op,
-          module: e.module || this.w.ts("card.model"),
-          phase: this.w.ts(`phases.${e.phase}`),
-          what: this.w.whatNonfinite(o?.stats)
-        })
-      );
-      if ("counterpart_event" in fn && this.b.run.counterpart_device) {
-        const device = this.w.deviceName(this.b.run.counterpart_device);
-        msg.append(
-          " ",
-          fn.counterpart_event === null ? this.w.t("banner.other_finite", { device }) : this.w.t("banner.other_nonfinite", { device, index: fn.counterpart_event })
-        );
-      }
-      const jump = h(
-        "button",
-        {
-          type: "button",
-          class: "mpv-btn",
-          dataset: { act: "jump-nonfinite" },
-          onclick: () => this.emit("jump", e.i, "full")
-        },
-        this.w.ts("banner.jump", { index: e.i })
-      );
-      box.append(h("div", { class: "mpv-banner mpv-alarm", role: "alert" }, msg, jump));
-    }
-    if (this.b.run.reference_failed) {
-      const note = h("p", {}, this.w.t("banner.reference_failed", { error: this.b.run.reference_failed }));
-      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
-    }
-    const limits = this.b.run.emulation_limits || [];
-    if (limits.length) {
-      const note = h("p", {}, this.w.t("banner.emulated"));
-      for (const code of limits) {
-        if (code === "backward_emulated") continue;
-        note.append(" ", this.w.has(`limits.${code}`) ? this.w.t(`limits.${code}`) : code);
-      }
-      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
-    }
-  }
-};
-
 // assets/components/stepper/bytes.js
 function sameBytes(a, b) {
   if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array) || a.length !== b.length) return false;
@@ -557,7 +443,7 @@ function shownElement(el, smp) {
 }
 var BundleReader = class {
   /**
-   * @param {import("./schema.js").Bundle} b the lesson bundle
+   * @param {object} b the lesson bundle (bundle.schema.json, Bundle)
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
    */
   // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed
@@ -692,6 +578,413 @@ var BundleReader = class {
     if (!first || i < first.event) return false;
     const st = this.b.events[i]?.out.find((o) => o.stats)?.stats;
     return Boolean(st && (st.nan || st.posinf || st.neginf));
+  }
+};
+
+// assets/components/stepper/goto.js
+var channel = { last: null, pending: null, consumed: null, listeners: /* @__PURE__ */ new Set() };
+var TRIES = 20;
+var STEPPER_CARD = ".st-key-stepper [data-testid=stBidiComponentIsolated]";
+function deliver(component) {
+  const d = component.data;
+  if (!d || typeof d !== "object" || !d.id || d.id === channel.last) return;
+  channel.last = d.id;
+  channel.pending = d;
+  for (const listener of channel.listeners) listener(d);
+  if (typeof d.target?.heading === "string") scrollToHeading(d.target.heading, TRIES);
+  if (d.target?.scroll === "card") scrollToCard(d.id, TRIES);
+}
+function listen(listener) {
+  channel.listeners.add(listener);
+  return () => channel.listeners.delete(listener);
+}
+function pending() {
+  return channel.pending && channel.pending.id !== channel.consumed ? channel.pending : null;
+}
+function consumed(id) {
+  return channel.consumed === id;
+}
+function consume(id) {
+  channel.consumed = id;
+}
+function scrollToCard(id, tries) {
+  if (channel.last !== id) return;
+  const card = document.querySelector(STEPPER_CARD)?.shadowRoot?.querySelector("[data-role=card]");
+  if (card && channel.consumed === id) {
+    requestAnimationFrame(() => card.scrollIntoView({ block: "nearest", behavior: "instant" }));
+  } else if (tries > 0) setTimeout(() => scrollToCard(id, tries - 1), 100);
+}
+function scrollToHeading(text, tries) {
+  const want = text.trim();
+  const found = [...document.querySelectorAll("h1, h2, h3, h4")].find((h2) => h2.textContent.trim() === want);
+  if (found) {
+    const bar = document.querySelector(".st-key-tour_bar");
+    found.style.scrollMarginTop = `${bar ? bar.getBoundingClientRect().bottom + 12 : 0}px`;
+    holdInView(found);
+  } else if (tries > 0) setTimeout(() => scrollToHeading(text, tries - 1), 100);
+}
+var TICK_MS = 100;
+var SETTLE_MS = 600;
+var HOLD_MS = 5e3;
+var READER = ["wheel", "touchmove", "keydown", "mousedown"];
+function holdInView(heading) {
+  let reader = false;
+  const onReader = () => {
+    reader = true;
+  };
+  for (const e of READER) window.addEventListener(e, onReader, { capture: true, passive: true });
+  const started = performance.now();
+  let top = null;
+  let still = 0;
+  const tick = () => {
+    const now = pageTop(heading);
+    if (now !== top) {
+      top = now;
+      still = 0;
+      if (!reader) heading.scrollIntoView({ block: "start", behavior: "instant" });
+    } else still += TICK_MS;
+    if (reader || still >= SETTLE_MS || !heading.isConnected || performance.now() - started > HOLD_MS) {
+      for (const e of READER) window.removeEventListener(e, onReader, { capture: true });
+    } else setTimeout(tick, TICK_MS);
+  };
+  tick();
+}
+function pageTop(element) {
+  let y = 0;
+  for (let e = element; e; e = e.offsetParent) y += e.offsetTop;
+  return y;
+}
+
+// assets/components/stepper/keys.js
+var FIELD_TAGS = /* @__PURE__ */ new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
+var ARROW_ROLES = /* @__PURE__ */ new Set([
+  "slider",
+  "spinbutton",
+  "textbox",
+  "combobox",
+  "listbox",
+  "option",
+  "menu",
+  "menuitem",
+  "tab",
+  "radio",
+  "grid",
+  "gridcell",
+  "tree",
+  "treeitem"
+]);
+var STEP_KEYS = ["ArrowRight", "ArrowLeft", "Home", "End"];
+var lastInput = "none";
+if (typeof window !== "undefined") {
+  window.addEventListener("pointerdown", () => lastInput = "pointer", { capture: true });
+  window.addEventListener("keydown", (e) => lastInput = e.key, { capture: true });
+}
+function keyMove(e, inside, last) {
+  if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return null;
+  const target = e.composedPath()[0];
+  if (target && (FIELD_TAGS.has(target.tagName) || target.isContentEditable || ARROW_ROLES.has(target.getAttribute?.("role")) || target.closest?.("[role=grid], [role=menu]")))
+    return null;
+  if (e.key === "ArrowRight") return { by: 1 };
+  if (e.key === "ArrowLeft") return { by: -1 };
+  if (inside && e.key === "Home") return { pos: 0 };
+  if (inside && e.key === "End") return { pos: last };
+  return null;
+}
+var Keys = class {
+  /**
+   * @param {HTMLElement} app the stepper's region (tabindex -1: focusable, not a Tab stop)
+   * @param {() => boolean} embedded whether the stepper is embedded (read on attach)
+   * @param {(move: {by: number} | {pos: number}) => void} onMove
+   * @param {() => number} last the last position of the current list
+   */
+  constructor(app, embedded, onMove, last) {
+    this.app = app;
+    this.isEmbedded = embedded;
+    this.embedded = false;
+    this.onMove = onMove;
+    this.last = last;
+    this.target = null;
+    this.onKey = (e) => this.handle(e);
+  }
+  handle(e) {
+    const move = keyMove(e, e.composedPath().includes(this.app), this.last());
+    if (this.embedded && STEP_KEYS.includes(e.key) && move) e.stopPropagation();
+    if (!move) return;
+    e.preventDefault();
+    this.onMove(move);
+  }
+  attach() {
+    this.embedded = this.isEmbedded();
+    this.target = this.embedded ? this.app : window;
+    this.target.addEventListener("keydown", this.onKey);
+  }
+  detach() {
+    this.target?.removeEventListener("keydown", this.onKey);
+  }
+  /** The keyboard to the stepper's region, where ←/→ step. */
+  take() {
+    this.app.focus({ preventScroll: true });
+  }
+  // A new run arrived from a change in the page's sidebar: focus still sits on that widget, where ←/→ would move a
+  // caret or change a choice (a segmented control is a radio group), so the next → would not step. After a click
+  // or Enter the reader is done there: the keyboard comes back to the stepper. A choice moved with arrows, Space
+  // or Tab keeps its focus (a keyboard user may be going through the choices).
+  takeFromSidebar() {
+    if (this.isEmbedded() || !["pointer", "Enter"].includes(lastInput)) return;
+    if (document.activeElement?.closest?.("[data-testid=stSidebar]")) this.take();
+  }
+};
+
+// assets/components/stepper/layout.js
+var STAGE_MIN_EM = 40;
+var STAGE_CARD_EM = 27.8;
+var Layout = class {
+  /**
+   * @param {HTMLElement} app the stepper's element
+   * @param {Element} host the component's host element (what Streamlit scrolls)
+   * @param {(changed: {graph: boolean, sizes: boolean}) => void} relayout after a resize: whether the graph needs a
+   *   new arrangement, whether the values and heatmap panels need drawing again
+   */
+  constructor(app, host, relayout) {
+    this.app = app;
+    this.host = host;
+    this.relayout = relayout;
+    this.$ = (role) => app.querySelector(`[data-role=${role}]`);
+    this.geom = {};
+    this.measured = /* @__PURE__ */ new Map();
+    this.stage = false;
+    this.pending = false;
+    this.resize = new ResizeObserver(() => this.schedule());
+    this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
+  }
+  /** Read the sizes again (the texts measured so far are forgotten). */
+  measure(publish) {
+    this.stage = Boolean(publish);
+    const cs = getComputedStyle(this.app);
+    const font = parseFloat(cs.fontSize) || 16;
+    const stage = this.stage && this.app.clientWidth >= STAGE_MIN_EM * font;
+    this.app.classList.toggle("mpv-stage", stage);
+    if (stage) {
+      this.measureTop();
+      this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
+    }
+    Object.assign(this.geom, {
+      font,
+      family: cs.fontFamily || "sans-serif",
+      stage,
+      // on a stage the graph's column is as wide as its arrangement needs, up to what the card leaves it
+      graph: stage ? this.app.clientWidth - STAGE_CARD_EM * font : this.$("graph").clientWidth,
+      values: this.$("values").clientWidth,
+      heat: this.$("heat").clientWidth,
+      measureText: (text, px, weight = 400) => this.measureText(text, px, weight)
+    });
+    this.measured = /* @__PURE__ */ new Map();
+    return this.geom;
+  }
+  // on a stage: where the graph's column starts in the page scrolled to its start (the card's top: the graph itself
+  // is sticky), so that the column ends at the first screen's bottom. Again whenever the graph's visible part changes
+  // (this.shifted): what Streamlit shows above the stepper may grow after it mounted.
+  measureTop() {
+    if (!this.app.classList.contains("mpv-stage")) return;
+    let scrolled = window.scrollY;
+    for (let n = this.host; n; n = n.parentElement) scrolled += n.scrollTop;
+    const top = `${Math.round(this.$("card").getBoundingClientRect().top + scrolled)}px`;
+    if (this.app.style.getPropertyValue("--mpv-graph-top") !== top) this.app.style.setProperty("--mpv-graph-top", top);
+  }
+  // cached per build: labels repeat from step to step
+  measureText(text, px, weight = 400) {
+    const k = `${weight}|${px}|${text}`;
+    if (!this.measured.has(k)) {
+      const ctx = this.canvas ??= document.createElement("canvas").getContext("2d");
+      ctx.font = `${weight} ${px}px ${this.geom.family}`;
+      this.measured.set(k, ctx.measureText(text).width);
+    }
+    return this.measured.get(k);
+  }
+  // after a resize, once per frame: measure again and say what the new sizes need drawn again
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      const before = { ...this.geom };
+      const g = this.measure(this.stage);
+      this.relayout({
+        graph: Math.abs(g.graph - before.graph) > 4 || g.font !== before.font || g.stage !== before.stage,
+        sizes: g.values !== before.values || g.heat !== before.heat || g.font !== before.font
+      });
+    });
+  }
+  observe() {
+    this.resize.observe(this.app);
+    this.shifted.observe(this.$("graph"));
+  }
+  disconnect() {
+    this.resize.disconnect();
+    this.shifted.disconnect();
+  }
+};
+
+// mpviz/contracts/stepper_meta.schema.json
+var stepper_meta_schema_default = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "mpviz/contracts/stepper_meta.schema.json",
+  title: "StepperMeta",
+  description: `The stepper payload's "meta" (mpviz/presentation/stepper_payload.py builds it, assets/components/stepper/meta.js reads it): how this mount of the stepper behaves. A flag is present (1) or absent, never 0.`,
+  type: "object",
+  properties: {
+    key: {
+      description: "the component's key: names its saved place in the browser's sessionStorage",
+      type: "string"
+    },
+    locale: { description: "the language the words are in", type: "string" },
+    scale: {
+      description: "the component's --mpv-scale (presenter mode's larger type); absent: 1",
+      type: "number",
+      exclusiveMinimum: 0
+    },
+    publish: {
+      description: 'presenter mode: the stepper sends its place to Python (state "view") and is laid out for a projector',
+      const: 1
+    },
+    conceal: {
+      description: "a think-first stop: the run's first inf/NaN stays hidden until it is revealed",
+      const: 1
+    },
+    embedded: {
+      description: "one output among others on a page the stepper does not own (a notebook): no URL, no skip link, keys only while focus is in it",
+      const: 1
+    }
+  },
+  required: ["key", "locale"],
+  additionalProperties: false
+};
+
+// assets/components/stepper/meta.js
+var META_FIELDS = Object.keys(stepper_meta_schema_default.properties);
+function readMeta(raw) {
+  const m = Object.fromEntries(META_FIELDS.map((k) => [k, raw?.[k]]));
+  return {
+    key: typeof m.key === "string" && m.key ? m.key : "stepper",
+    locale: typeof m.locale === "string" && m.locale ? m.locale : "en",
+    scale: Number(m.scale) > 0 ? Number(m.scale) : 1,
+    publish: Boolean(m.publish),
+    conceal: Boolean(m.conceal),
+    embedded: Boolean(m.embedded)
+  };
+}
+
+// assets/components/stepper/dom.js
+var SVGNS = "http://www.w3.org/2000/svg";
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  for (const k of kids.flat()) if (k !== null && k !== void 0 && k !== false) el.append(k);
+  return el;
+}
+function s(tag, attrs, ...kids) {
+  const el = document.createElementNS(SVGNS, tag);
+  setAttrs(el, attrs);
+  for (const k of kids.flat()) if (k !== null && k !== void 0 && k !== false) el.append(k);
+  return el;
+}
+function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === void 0 || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+}
+
+// assets/components/stepper/panel.js
+var Panel = class {
+  /**
+   * @param {Context} ctx
+   * @param {HTMLElement} el the panel's own element (it replaces only its children)
+   */
+  constructor(ctx, el) {
+    this.ctx = ctx;
+    this.el = el;
+  }
+  get b() {
+    return this.ctx.bundle.b;
+  }
+  get bundle() {
+    return this.ctx.bundle;
+  }
+  get w() {
+    return this.ctx.words;
+  }
+  get place() {
+    return this.ctx.place;
+  }
+  get geom() {
+    return this.ctx.geom;
+  }
+  emit(type, ...args) {
+    this.ctx.emit(type, ...args);
+  }
+  // the event the place shows
+  event() {
+    return this.ctx.bundle.eventAt(this.ctx.place);
+  }
+};
+
+// assets/components/stepper/banners.js
+var BannersPanel = class extends Panel {
+  // once per bundle
+  build() {
+    const box = this.el;
+    box.replaceChildren();
+    const fn = this.bundle.firstNonfinite;
+    if (fn) {
+      const e = this.b.events[fn.event];
+      const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));
+      const msg = h(
+        "p",
+        {},
+        this.w.t("banner.nonfinite", {
+          op_link: this.w.opLink(e.i),
+          op: e.op,
+          module: e.module || this.w.ts("card.model"),
+          phase: this.w.ts(`phases.${e.phase}`),
+          what: this.w.whatNonfinite(o?.stats)
+        })
+      );
+      if ("counterpart_event" in fn && this.b.run.counterpart_device) {
+        const device = this.w.deviceName(this.b.run.counterpart_device);
+        msg.append(
+          " ",
+          fn.counterpart_event === null ? this.w.t("banner.other_finite", { device }) : this.w.t("banner.other_nonfinite", { device, index: fn.counterpart_event })
+        );
+      }
+      const jump = h(
+        "button",
+        {
+          type: "button",
+          class: "mpv-btn",
+          dataset: { act: "jump-nonfinite" },
+          onclick: () => this.emit("jump", e.i, "full")
+        },
+        this.w.ts("banner.jump", { index: e.i })
+      );
+      box.append(h("div", { class: "mpv-banner mpv-alarm", role: "alert" }, msg, jump));
+    }
+    if (this.b.run.reference_failed) {
+      const note = h("p", {}, this.w.t("banner.reference_failed", { error: this.b.run.reference_failed }));
+      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
+    }
+    const limits = this.b.run.emulation_limits || [];
+    if (limits.length) {
+      const note = h("p", {}, this.w.t("banner.emulated"));
+      for (const code of limits) {
+        if (code === "backward_emulated") continue;
+        note.append(" ", this.w.has(`limits.${code}`) ? this.w.t(`limits.${code}`) : code);
+      }
+      box.append(h("div", { class: "mpv-banner mpv-note" }, note));
+    }
   }
 };
 
@@ -892,14 +1185,23 @@ var CardPanel = class extends Panel {
   }
 };
 
-// assets/components/stepper/personal_keys.json
+// mpviz/contracts/personal_keys.json
 var personal_keys_default = ["present", "room", "follow", "handover"];
 
+// mpviz/contracts/stepper_keys.json
+var stepper_keys_default = {
+  description: "The stepper's own URL keys (assets/components/stepper/place.js writes them without a rerun; mpviz/app/url.py keeps them out of what Python owns and mpviz.app.goto moves them). place: the keys a place is written as; legacy_element: the element's old spelling (em, er, ec), read and dropped; views and phases: the values view and phase take.",
+  place: ["step", "view", "phase", "head", "el"],
+  legacy_element: ["em", "er", "ec"],
+  views: ["story", "full"],
+  phases: ["all", "forward", "backward"]
+};
+
 // assets/components/stepper/place.js
-var VIEWS = ["story", "full"];
-var PHASES = ["all", "forward", "backward"];
-var PARAMS = ["step", "view", "phase", "head", "el"];
-var LEGACY_EL = ["em", "er", "ec"];
+var VIEWS = stepper_keys_default.views;
+var PHASES = stepper_keys_default.phases;
+var PARAMS = stepper_keys_default.place;
+var LEGACY_EL = stepper_keys_default.legacy_element;
 var PERSONAL = personal_keys_default;
 function sharedLink(href, lang) {
   const link = new URL(href);
@@ -987,7 +1289,15 @@ var ControlsPanel = class extends Panel {
         group.append(
           h(
             "button",
-            { type: "button", role: "radio", dataset: { [name]: o }, onclick: () => pick(o) },
+            {
+              type: "button",
+              role: "radio",
+              dataset: { [name]: o },
+              onclick: (e) => {
+                pick(o);
+                if (e.detail > 0) this.emit("keys");
+              }
+            },
             this.w.ts(`${name}s.${o}`)
           )
         );
@@ -1981,97 +2291,6 @@ var HeatPanel = class extends Panel {
   }
 };
 
-// assets/components/stepper/history.js
-var HistoryAdapter = class {
-  /**
-   * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
-   *   originals and the active owner, so a page is wrapped once however often the module runs
-   * @param {History} history the page's history object
-   */
-  constructor(registry, history2) {
-    this.registry = registry;
-    this.history = history2;
-    if (!registry.history) {
-      const original = { push: history2.pushState.bind(history2), replace: history2.replaceState.bind(history2) };
-      registry.history = original;
-      for (const [name, write] of [
-        ["pushState", original.push],
-        ["replaceState", original.replace]
-      ]) {
-        history2[name] = (state, unused, url) => {
-          let merged;
-          try {
-            merged = registry.active?.mergeUrl(url) ?? url;
-          } catch {
-            merged = url;
-          }
-          return write(state, unused, merged);
-        };
-      }
-    }
-  }
-  /** @param {UrlOwner} owner the stepper whose keys every URL of its page keeps, until it releases */
-  claim(owner) {
-    this.registry.active = owner;
-  }
-  /** @param {UrlOwner} owner */
-  release(owner) {
-    if (this.registry.active === owner) this.registry.active = null;
-  }
-  /** Write a URL as is (the unwrapped replaceState). */
-  replace(url) {
-    this.registry.history.replace(this.history.state, "", url);
-  }
-};
-
-// assets/components/stepper/skiplink.js
-var HIDDEN = "position:absolute;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
-var SHOWN = [
-  "position:fixed;left:12px;top:12px;z-index:2147483647;padding:10px 16px;border-radius:6px",
-  "background:#1f2329;color:#ffffff;font:600 16px/1.2 sans-serif;text-decoration:underline",
-  "outline:3px solid #3b5bdb;outline-offset:2px"
-].join(";");
-var SkipLink = class {
-  /** @param {Document} doc the page */
-  constructor(doc) {
-    this.doc = doc;
-    this.link = null;
-  }
-  /**
-   * Show the link (created once, first in <body>) with `label`; activating it calls `onActivate`.
-   * @param {string} label
-   * @param {Element | undefined} target the stepper's element in the page's own DOM (its shadow host): the link
-   *   points at its id, so the link reads as a skip link to tools that cannot see into the shadow root
-   * @param {() => void} onActivate
-   */
-  attach(label, target, onActivate) {
-    const doc = this.doc;
-    let a = doc.querySelector("body > a[data-mpv-skip]");
-    if (!a) {
-      a = doc.createElement("a");
-      a.dataset.mpvSkip = "";
-      a.style.cssText = HIDDEN;
-      a.addEventListener("focus", () => a.style.cssText = SHOWN);
-      a.addEventListener("blur", () => a.style.cssText = HIDDEN);
-      a.addEventListener("click", (e) => {
-        e.preventDefault();
-        a.mpvActivate?.();
-      });
-    }
-    if (doc.body.firstChild !== a) doc.body.prepend(a);
-    if (target && !target.id) target.id = "mpv-stepper";
-    a.href = `#${target?.id ?? ""}`;
-    a.textContent = label;
-    a.mpvActivate = onActivate;
-    this.link = a;
-  }
-  /** Remove the link, unless another stepper has taken it over since. */
-  detach(onActivate) {
-    if (this.link && this.link.mpvActivate === onActivate) this.link.remove();
-    this.link = null;
-  }
-};
-
 // assets/components/stepper/modtree.js
 function mtParent(path) {
   if (path === "") return null;
@@ -2600,12 +2819,388 @@ var ValuesPanel = class extends Panel {
   }
 };
 
+// assets/components/stepper/panels.js
+var BUILT = ["banners", "controls", "graph", "errors", "heat"];
+var PER_STEP = ["graph", "card", "values", "errors", "heat", "element"];
+function makePanels(ctx, $) {
+  const panel = (Kind, role) => new Kind(ctx, $(role));
+  const panels = {
+    banners: panel(BannersPanel, "banners"),
+    controls: panel(ControlsPanel, "controls"),
+    graph: panel(ctx.bundle.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
+    errors: panel(ErrorsPanel, "errors"),
+    heat: panel(HeatPanel, "heat"),
+    card: panel(CardPanel, "card"),
+    values: panel(ValuesPanel, "values"),
+    element: panel(ElementPanel, "element")
+  };
+  for (const p of BUILT) panels[p].build();
+  return panels;
+}
+function drawStep(panels) {
+  const spoken = panels.controls.render();
+  for (const p of PER_STEP) panels[p].render();
+  return spoken;
+}
+
+// assets/components/stepper/playback.js
+var PLAY_MS = 1400;
+var Playback = class {
+  /**
+   * @param {{atEnd: () => boolean, step: () => void, restart: () => void, shown: (playing: boolean) => void}} to
+   *   atEnd: whether the place is at the list's last step; step: one step on; restart: back to the first step;
+   *   shown: tell the controls whether it plays
+   * @param {{setInterval: typeof setInterval, clearInterval: typeof clearInterval}} [clock] the timers (a test's)
+   */
+  constructor(to, clock = globalThis) {
+    this.to = to;
+    this.clock = clock;
+    this.timer = null;
+  }
+  get playing() {
+    return this.timer !== null;
+  }
+  toggle() {
+    if (this.playing) return this.stop();
+    if (this.to.atEnd()) this.to.restart();
+    this.timer = this.clock.setInterval(() => {
+      if (this.to.atEnd()) return this.stop();
+      this.to.step();
+    }, PLAY_MS);
+    this.to.shown(true);
+  }
+  stop() {
+    this.clock.clearInterval(this.timer);
+    this.timer = null;
+    this.to.shown(false);
+  }
+};
+
+// assets/components/stepper/skiplink.js
+var HIDDEN = "position:absolute;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
+var SHOWN = [
+  "position:fixed;left:12px;top:12px;z-index:2147483647;padding:10px 16px;border-radius:6px",
+  "background:#1f2329;color:#ffffff;font:600 16px/1.2 sans-serif;text-decoration:underline",
+  "outline:3px solid #3b5bdb;outline-offset:2px"
+].join(";");
+var SkipLink = class {
+  /** @param {Document} doc the page */
+  constructor(doc) {
+    this.doc = doc;
+    this.link = null;
+  }
+  /**
+   * Show the link (created once, first in <body>) with `label`; activating it calls `onActivate`.
+   * @param {string} label
+   * @param {Element | undefined} target the stepper's element in the page's own DOM (its shadow host): the link
+   *   points at its id, so the link reads as a skip link to tools that cannot see into the shadow root
+   * @param {() => void} onActivate
+   */
+  attach(label, target, onActivate) {
+    const doc = this.doc;
+    let a = doc.querySelector("body > a[data-mpv-skip]");
+    if (!a) {
+      a = doc.createElement("a");
+      a.dataset.mpvSkip = "";
+      a.style.cssText = HIDDEN;
+      a.addEventListener("focus", () => a.style.cssText = SHOWN);
+      a.addEventListener("blur", () => a.style.cssText = HIDDEN);
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        a.mpvActivate?.();
+      });
+    }
+    if (doc.body.firstChild !== a) doc.body.prepend(a);
+    if (target && !target.id) target.id = "mpv-stepper";
+    a.href = `#${target?.id ?? ""}`;
+    a.textContent = label;
+    a.mpvActivate = onActivate;
+    this.link = a;
+  }
+  /** Remove the link, unless another stepper has taken it over since. */
+  detach(onActivate) {
+    if (this.link && this.link.mpvActivate === onActivate) this.link.remove();
+    this.link = null;
+  }
+};
+
+// assets/components/stepper/store.js
+var PlaceStore = class {
+  /**
+   * @param {import("./bundle.js").BundleReader} reader the run
+   * @param {import("./panel.js").Place} place where to start (kept as the one object panels read)
+   */
+  constructor(reader, place) {
+    this.reader = reader;
+    this.place = place;
+    this.clamp();
+  }
+  event() {
+    return this.reader.eventAt(this.place);
+  }
+  list() {
+    return this.reader.list(this.place.view, this.place.phase);
+  }
+  positionOf(i) {
+    return this.reader.positionOf(i, this.place.view, this.place.phase);
+  }
+  /** A new run of the same lesson: the same tensor stays in view (matched by key, index and phase). */
+  rerun(reader) {
+    const e = this.event();
+    this.reader = reader;
+    this.place.pos = this.positionOf(reader.matchEvent({ key: e.key, i: e.i, phase: e.phase }));
+    this.place.explore = null;
+    this.clamp();
+  }
+  /**
+   * Apply `change`. A new step or element ends an exploration (unless the change sets `explore`).
+   * @param {Change} change
+   * @returns {Moved | null} what changed (null: nothing)
+   */
+  move(change) {
+    const p = this.place;
+    const before = { pos: p.pos, view: p.view, phase: p.phase, head: p.head, el: p.el.join("."), explore: p.explore };
+    const shown = this.event().i;
+    if (VIEWS.includes(change.view)) p.view = change.view;
+    if (PHASES.includes(change.phase)) p.phase = change.phase;
+    if (change.head !== void 0) p.head = Math.max(0, parseInt(change.head, 10) || 0);
+    if (change.el !== void 0) p.el = [0, 1, 2].map((k) => Math.max(0, parseInt(change.el[k], 10) || 0));
+    if (change.event !== void 0) {
+      let view = change.prefer || p.view;
+      if (!change.prefer && !change.inView && view === "story" && !this.reader.storyOf.has(change.event)) view = "full";
+      if (p.phase !== "all" && this.reader.b.events[change.event].phase !== p.phase) p.phase = "all";
+      p.view = view;
+      p.pos = this.positionOf(change.event);
+    } else if (change.pos !== void 0) p.pos = Math.trunc(Number(change.pos)) || 0;
+    else if (change.by !== void 0) p.pos += change.by;
+    else if (p.view !== before.view || p.phase !== before.phase) p.pos = this.positionOf(shown);
+    this.clamp();
+    const stepped = p.pos !== before.pos || p.view !== before.view || p.phase !== before.phase;
+    const picked = p.el.join(".") !== before.el;
+    if (change.explore !== void 0) p.explore = change.explore;
+    else if (stepped || picked) p.explore = null;
+    if (stepped) return "step";
+    if (picked) return "element";
+    if (p.head !== before.head) return "head";
+    if (p.explore !== before.explore) return "explore";
+    return null;
+  }
+  // a position inside the list, a head the run's heatmap has
+  clamp() {
+    const p = this.place;
+    p.pos = Math.max(0, Math.min(p.pos, this.list().length - 1));
+    const heads = this.reader.probs()?.shape[0];
+    if (heads) p.head = Math.max(0, Math.min(p.head, heads - 1));
+  }
+};
+function targetChange(reader, t) {
+  const b = reader.b;
+  const i = typeof t.key === "string" && reader.keyIndex.has(t.key) ? reader.keyIndex.get(t.key) : typeof t.landmark === "string" && Object.hasOwn(b.landmarks, t.landmark) ? b.landmarks[t.landmark] : t.nonfinite && b.first_nonfinite ? b.first_nonfinite.event : null;
+  if (i === null && !("step" in t)) return null;
+  const change = { view: t.view, phase: t.phase };
+  if (t.head !== void 0) change.head = t.head;
+  if (t.el !== void 0) change.el = String(t.el).split(".");
+  if (i !== null) return { ...change, event: i, inView: true };
+  return { ...change, pos: parseInt(t.step, 10) || 0 };
+}
+
+// assets/components/stepper/tips.js
+var Tips = class {
+  /**
+   * @param {HTMLElement} app the stepper's element (holds the [data-role=tip] element)
+   * @param {() => import("./words.js").Words} words the current words
+   */
+  constructor(app, words) {
+    this.app = app;
+    this.words = words;
+    this.tip = app.querySelector("[data-role=tip]");
+    this.show = (e) => this.showFor(e.target);
+    this.hide = () => this.tip.hidden = true;
+  }
+  showFor(target) {
+    const el = target.closest?.(".mpv-term");
+    if (!el) return;
+    const w = this.words();
+    const g = w.text.glossary?.[el.dataset.term];
+    if (!g) return;
+    this.tip.replaceChildren(
+      h("strong", {}, g.term ?? el.dataset.term),
+      h("span", {}, w.t(`${el.dataset.term}.text`, {}, w.text.glossary))
+    );
+    this.tip.hidden = false;
+    const r = el.getBoundingClientRect(), box = this.app.getBoundingClientRect();
+    const width = Math.min(360, box.width - 16);
+    this.tip.style.maxWidth = `${width}px`;
+    this.tip.style.left = `${Math.max(8, Math.min(r.left - box.left, box.width - width - 8))}px`;
+    this.tip.style.top = `${r.bottom - box.top + 6}px`;
+  }
+  // the listeners, as [type, handler]
+  listeners() {
+    return [
+      ["mouseover", this.show],
+      ["focusin", this.show],
+      ["mouseout", this.hide],
+      ["focusout", this.hide]
+    ];
+  }
+  attach() {
+    for (const [type, fn] of this.listeners()) this.app.addEventListener(type, fn);
+  }
+  detach() {
+    for (const [type, fn] of this.listeners()) this.app.removeEventListener(type, fn);
+  }
+};
+
+// assets/components/stepper/history.js
+var PLACE_KEYS = [...PARAMS, ...LEGACY_EL];
+var HistoryAdapter = class {
+  /**
+   * @param {object} registry the page-wide registry (survives Streamlit re-evaluating the module); holds the
+   *   originals and the active owner, so a page is wrapped once however often the module runs
+   * @param {History} history the page's history object
+   * @param {{href: string}} [here] the page's location (what a push is compared with)
+   */
+  constructor(registry, history, here = globalThis.location) {
+    this.registry = registry;
+    this.history = history;
+    if (!registry.history) {
+      const original = { push: history.pushState.bind(history), replace: history.replaceState.bind(history) };
+      registry.history = original;
+      for (const [name, write] of [
+        ["pushState", original.push],
+        ["replaceState", original.replace]
+      ]) {
+        history[name] = (state, unused, url) => {
+          let merged;
+          try {
+            merged = registry.active?.mergeUrl(url) ?? url;
+          } catch {
+            merged = url;
+          }
+          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
+            return original.replace(state, unused, here.href);
+          return write(state, unused, merged);
+        };
+      }
+    }
+  }
+  /** @param {UrlOwner} owner the stepper whose keys every URL of its page keeps, until it releases */
+  claim(owner) {
+    this.registry.active = owner;
+  }
+  /** @param {UrlOwner} owner */
+  release(owner) {
+    if (this.registry.active === owner) this.registry.active = null;
+  }
+  /** Write a URL as is (the unwrapped replaceState). */
+  replace(url) {
+    this.registry.history.replace(this.history.state, "", url);
+  }
+};
+function sameUrl(url, current, ignored = []) {
+  if (url == null) return false;
+  let a, b;
+  try {
+    a = new URL(url, current);
+    b = new URL(current);
+  } catch {
+    return false;
+  }
+  const query = (u) => [...u.searchParams].filter(([k]) => !ignored.includes(k)).map(([k, v]) => `${k}=${v}`).sort().join("&");
+  return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
+}
+
+// assets/components/stepper/urlsync.js
+var URL_WRITE_MS = 150;
+var PAGE = { history: null, active: null, loaded: false };
+var UrlSync = class {
+  /**
+   * @param {import("./meta.js").Meta} meta
+   * @param {() => import("./store.js").PlaceStore} store the place's store (null until the first run has loaded)
+   * @param {Element} app the stepper's element (a URL is merged only while it is in the page)
+   * @param {{onWrite?: () => void, page?: object, win?: Window}} [opts] onWrite: after each URL write (publishing)
+   */
+  constructor(meta, store, app, { onWrite = () => {
+  }, page = PAGE, win = globalThis } = {}) {
+    this.meta = meta;
+    this.store = store;
+    this.app = app;
+    this.onWrite = onWrite;
+    this.page = page;
+    this.win = win;
+    this.timer = null;
+    this.path = null;
+    this.history = null;
+  }
+  storeKey() {
+    return `mpviz.stepper.${this.meta.key}`;
+  }
+  /** The place to start from: the URL's keys (a shared link), else what this tab saved. */
+  restore(reader) {
+    let saved;
+    try {
+      saved = JSON.parse(this.win.sessionStorage.getItem(this.storeKey()) || "null");
+    } catch {
+      saved = null;
+    }
+    const later = this.page.loaded;
+    this.page.loaded = true;
+    const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(this.win.location.search);
+    return restorePlace(query, saved, reader, later);
+  }
+  /** Keep the place in sessionStorage now, in the URL shortly. */
+  save() {
+    const state = savedPlace(this.store().place, this.store().event(), this.store().reader.sig);
+    try {
+      this.win.sessionStorage.setItem(this.storeKey(), JSON.stringify(state));
+    } catch {
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.write(), URL_WRITE_MS);
+  }
+  /** Write the place into the URL now (a pending write is done). */
+  write() {
+    clearTimeout(this.timer);
+    if (this.meta.embedded) return;
+    const href = this.win.location.href;
+    const next = this.mergeUrl(href);
+    if (next !== href) this.history.replace(next);
+    this.onWrite();
+  }
+  // `url` with the stepper's keys set to its current place, if it is a URL of the page the stepper lives on; any
+  // other URL unchanged (the history adapter calls this for every URL the page writes)
+  mergeUrl(url) {
+    if (url == null || !this.path || !this.store() || !this.app.isConnected) return url;
+    if (new URL(url, this.win.location.href).pathname !== this.path) return url;
+    return mergePlace(url, this.win.location.href, this.store().place, Boolean(this.store().reader.probs()));
+  }
+  /** The link "Copy link" hands out (the place written first). */
+  link() {
+    this.write();
+    return sharedLink(this.win.location.href, this.meta.locale);
+  }
+  /** The page the stepper is on now owns the URL's stepper keys. */
+  attach() {
+    this.path = this.win.location.pathname;
+    if (this.meta.embedded) return;
+    this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
+    this.history.claim(this);
+  }
+  /** Write what is pending and let go of the page's URLs. */
+  detach() {
+    if (!this.path) return;
+    this.write();
+    this.history?.release(this);
+    this.path = null;
+  }
+};
+
 // assets/components/stepper/words.js
 var Words = class {
   /**
    * @param {{ui: object, glossary: object}} text the payload's text tables (mpviz/locales/<locale>/stepper.toml, glossary.toml)
    * @param {{dtype_colors?: Object<string, string>}} style the payload's colours
-   * @param {Object<string, import("./schema.js").Format>} formats the bundle's formats (short names)
+   * @param {Object<string, object>} formats the bundle's formats by short name (bundle.schema.json, Format)
    * @param {string} locale BCP 47 tag for numbers and lists
    * @param {(type: string, ...args: any[]) => void} emit the stepper's action channel (an op link jumps)
    */
@@ -2738,30 +3333,12 @@ var Words = class {
 };
 
 // assets/components/stepper/stepper.js
-var REGISTRY = window[/* @__PURE__ */ Symbol.for("mpviz.stepper")] ??= { apps: /* @__PURE__ */ new WeakMap(), loaded: false };
-var APPS = REGISTRY.apps;
-var GOTO = window[/* @__PURE__ */ Symbol.for("mpviz.goto")] ??= { last: null, pending: null, consumed: null };
-var FIELD_TAGS = /* @__PURE__ */ new Set(["INPUT", "TEXTAREA", "SELECT", "CANVAS"]);
-var ARROW_ROLES = /* @__PURE__ */ new Set([
-  "slider",
-  "spinbutton",
-  "textbox",
-  "combobox",
-  "listbox",
-  "option",
-  "menu",
-  "menuitem",
-  "tab",
-  "radio",
-  "grid",
-  "gridcell",
-  "tree",
-  "treeitem"
-]);
-var PLAY_MS = 1400;
-var URL_WRITE_MS = 150;
-var STAGE_MIN_EM = 40;
-var STAGE_CARD_EM = 27.8;
+var APPS = /* @__PURE__ */ new WeakMap();
+var STEPPER_TARGET = ["landmark", "key", "step", "nonfinite"];
+function mount(component) {
+  if (String(component.name ?? "").endsWith("mpviz_goto")) return deliver(component);
+  return mountStepper(component);
+}
 function mountStepper(component) {
   const root = component.parentElement;
   let app = APPS.get(root);
@@ -2778,68 +3355,49 @@ var Stepper = class {
     this.root = root;
     this.app = root.querySelector("[data-role=app]");
     this.$ = (role) => this.app.querySelector(`[data-role=${role}]`);
-    this.history = new HistoryAdapter(REGISTRY, history);
     this.skip = new SkipLink(document);
     this.onSkip = () => {
       this.app.scrollIntoView({ block: "start" });
       this.app.focus({ preventScroll: true });
     };
     this.raw = null;
-    this.reader = null;
-    this.place = null;
+    this.store = null;
     this.panels = null;
     this.listening = false;
-    this.playTimer = null;
-    this.urlTimer = null;
-    this.measured = /* @__PURE__ */ new Map();
-    this.geom = null;
-    this.onKey = (e) => this.handleKey(e);
-    this.onGoto = (e) => this.goTo(e.detail);
-    this.resize = new ResizeObserver(() => this.scheduleLayout());
-    this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
+    this.meta = readMeta(null);
+    this.url = new UrlSync(this.meta, () => this.store, this.app, { onWrite: () => this.publish() });
+    this.keys = new Keys(
+      this.app,
+      () => this.meta.embedded,
+      (m) => this.move(m),
+      () => this.store.list().length - 1
+    );
     this.publishTo = null;
     this.published = null;
+    this.layout = new Layout(this.app, root.host, (changed) => this.relayout(changed));
+    this.tips = new Tips(this.app, () => this.words);
+    this.playback = new Playback({
+      atEnd: () => this.store.place.pos >= this.store.list().length - 1,
+      step: () => this.move({ by: 1 }),
+      restart: () => this.move({ pos: 0 }),
+      shown: (playing) => this.panels?.controls.setPlaying(playing)
+    });
     this.actions = {
-      jump: (i, prefer) => this.jumpTo(i, prefer),
-      move: (d) => this.go(this.place.pos + d),
-      go: (pos) => this.go(pos),
-      view: (view, phase) => this.setView(view, phase),
-      play: () => this.togglePlay(),
+      jump: (i, prefer) => this.jump(i, prefer),
+      move: (d) => this.move({ by: d }),
+      go: (pos) => this.move({ pos }),
+      view: (view, phase) => this.move({ view, phase }),
+      play: () => this.playback.toggle(),
+      keys: () => this.keys.take(),
       copy: () => this.copyLink(),
-      head: (k) => {
-        this.place.head = k;
-        this.panels.heat.render();
-        this.saveState();
-      },
-      element: (el) => {
-        this.place.el = el;
-        this.place.explore = null;
-        this.panels.element.render();
-        if (this.event().i === this.reader.probsEvent) this.panels.heat.render();
-        this.saveState();
-      },
-      explore: (value) => {
-        this.place.explore = value;
-        this.panels.element.render();
-      },
-      inspect: (el) => {
-        this.place.el = el;
-        this.place.explore = null;
-        this.jumpTo(this.reader.probsEvent);
-      }
+      head: (k) => this.move({ head: k }),
+      element: (el) => this.move({ el }),
+      explore: (value) => this.move({ explore: value }),
+      inspect: (el) => this.jump(this.store.reader.probsEvent, void 0, { el })
     };
   }
   emit(type, ...args) {
     this.actions[type](...args);
-  }
-  event() {
-    return this.reader.eventAt(this.place);
-  }
-  list() {
-    return this.reader.list(this.place.view, this.place.phase);
-  }
-  positionOf(i) {
-    return this.reader.positionOf(i, this.place.view, this.place.phase);
   }
   // ── data ──
   load(data) {
@@ -2849,185 +3407,111 @@ var Stepper = class {
     }
     this.raw = data;
     const payload = typeof data === "string" ? JSON.parse(data) : data instanceof Uint8Array || data instanceof ArrayBuffer ? JSON.parse(new TextDecoder().decode(data)) : data;
-    const before = this.reader ? { key: this.event().key, i: this.event().i, phase: this.event().phase } : null;
     const text = payload.text || { ui: {}, glossary: {} };
-    this.meta = payload.meta || {};
+    Object.assign(this.meta, readMeta(payload.meta));
     const b = payload.bundle;
-    this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale || "en", (...a) => this.emit(...a));
-    this.reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: !!this.meta.conceal });
-    if (before)
-      this.place.pos = this.positionOf(this.reader.matchEvent(before));
-    else this.place = this.restoreState();
-    this.place.explore = null;
-    const heads = this.reader.probs()?.shape[0];
-    if (heads) this.place.head = Math.max(0, Math.min(this.place.head, heads - 1));
-    this.app.style.setProperty("--mpv-scale", String(Number(this.meta.scale) > 0 ? Number(this.meta.scale) : 1));
-    this.app.classList.toggle("mpv-embedded", Boolean(this.meta.embedded));
+    this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale, (...a) => this.emit(...a));
+    const reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: this.meta.conceal });
+    const rerun = this.store !== null;
+    if (rerun)
+      this.store.rerun(reader);
+    else this.store = new PlaceStore(reader, this.url.restore(reader));
+    this.app.style.setProperty("--mpv-scale", String(this.meta.scale));
+    this.app.classList.toggle("mpv-embedded", this.meta.embedded);
     this.build();
     this.attach();
+    if (rerun) this.keys.takeFromSidebar();
     this.takePendingGoto();
     this.publish();
   }
+  // ── moving: every change of the place goes through the store's one `move`; then what it changed is drawn ──
+  move(change) {
+    const moved = this.store.move(change);
+    if (moved === "step") this.render();
+    else if (moved === "element") {
+      this.panels.element.render();
+      if (this.store.event().i === this.store.reader.probsEvent) this.panels.heat.render();
+    } else if (moved === "head") this.panels.heat.render();
+    else if (moved === "explore") this.panels.element.render();
+    if (moved && moved !== "explore") this.url.save();
+    return moved;
+  }
+  // show event i (in `prefer`, else the Story view when it is a story step), and its graph node
+  jump(i, prefer, extra = {}) {
+    this.move({ ...extra, event: i, prefer });
+    this.panels.graph.focusNode(this.store.reader.b.events[i].landmarks?.[0]);
+  }
   // ── the go-to channel and publishing (presenter mode) ──
   takePendingGoto() {
-    if (GOTO.pending && GOTO.pending.id !== GOTO.consumed) this.goTo(GOTO.pending);
+    const d = pending();
+    if (d) this.goTo(d);
   }
-  // move to a place named by Python: {id, target: {landmark | key | nonfinite | step, view, phase, head, el}};
-  // each id once (GOTO.consumed), whichever stepper takes it
+  // move to a place named by Python ({id, target}; store.js `targetChange`); each id once, whichever stepper takes it
   goTo(d) {
     const t = d?.target;
-    const b = this.reader?.b;
-    if (!d || !t || d.id === GOTO.consumed || !b) return;
-    if (!["landmark", "key", "step", "nonfinite"].some((k) => k in t)) return;
-    const i = typeof t.key === "string" && this.reader.keyIndex.has(t.key) ? this.reader.keyIndex.get(t.key) : typeof t.landmark === "string" && Object.hasOwn(b.landmarks, t.landmark) ? b.landmarks[t.landmark] : t.nonfinite && b.first_nonfinite ? b.first_nonfinite.event : null;
-    if (i === null && !("step" in t) && !d.waited) {
+    if (!d || !t || consumed(d.id) || !this.store) return;
+    if (!STEPPER_TARGET.some((k) => k in t)) return;
+    const change = targetChange(this.store.reader, t);
+    if (!change && !d.waited) {
       d.waited = true;
       return;
     }
-    GOTO.consumed = d.id;
-    this.stopPlay();
-    const place = this.place;
-    if (VIEWS.includes(t.view)) place.view = t.view;
-    if (PHASES.includes(t.phase)) place.phase = t.phase;
-    if (t.head !== void 0) place.head = Math.max(0, parseInt(t.head, 10) || 0);
-    if (t.el !== void 0) {
-      const el = String(t.el).split(".");
-      place.el = [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
-    }
-    if (i !== null) {
-      if (place.phase !== "all" && b.events[i].phase !== place.phase) place.phase = "all";
-      place.pos = this.positionOf(i);
-    } else {
-      place.pos = Math.max(0, Math.min(this.list().length - 1, parseInt(t.step, 10) || 0));
-    }
-    const heads = this.reader.probs()?.shape[0];
-    if (heads) place.head = Math.min(place.head, heads - 1);
-    place.explore = null;
-    this.render();
+    consume(d.id);
+    this.playback.stop();
+    if (this.move(change ?? targetChange(this.store.reader, { ...t, step: 0 })) !== "step") this.render();
   }
   // presenter mode: send this place to Python (one rerun there; its room tells the followers)
   publish() {
-    if (!this.meta.publish || !this.publishTo || !this.reader) return;
-    const e = this.event();
-    const p = this.place;
-    const place = { step: p.pos, view: p.view, phase: p.phase, head: p.head, el: p.el.join("."), key: e.key };
+    if (!this.meta.publish || !this.publishTo || !this.store) return;
+    const p = this.store.place;
+    const place = {
+      step: p.pos,
+      view: p.view,
+      phase: p.phase,
+      head: p.head,
+      el: p.el.join("."),
+      key: this.store.event().key
+    };
     const json = JSON.stringify(place);
     if (json === this.published) return;
     this.published = json;
     this.publishTo("view", place);
   }
-  // ── building (once per bundle) ──
+  // ── building (once per bundle) and drawing ──
   build() {
-    this.measureGeom();
+    const geom = this.layout.measure(this.meta.publish);
     this.app.setAttribute("aria-label", this.words.ts("controls.region"));
     if (this.listening && !this.meta.embedded)
       this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     const ctx = {
-      bundle: this.reader,
-      place: this.place,
+      bundle: this.store.reader,
+      place: this.store.place,
       words: this.words,
       emit: (...a) => this.emit(...a),
-      geom: this.geom
+      geom
     };
-    this.ctx = ctx;
-    const panel = (Kind, role) => new Kind(ctx, this.$(role));
-    this.panels = {
-      banners: panel(BannersPanel, "banners"),
-      controls: panel(ControlsPanel, "controls"),
-      // the attention lesson's landmark graph; any other model's bundle (mpviz.show) has none: its module tree
-      graph: panel(this.reader.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
-      errors: panel(ErrorsPanel, "errors"),
-      heat: panel(HeatPanel, "heat"),
-      card: panel(CardPanel, "card"),
-      values: panel(ValuesPanel, "values"),
-      element: panel(ElementPanel, "element")
-    };
-    for (const p of ["banners", "controls", "graph", "errors", "heat"]) this.panels[p].build();
+    this.panels = makePanels(ctx, this.$);
     this.render();
   }
-  // ── per step ──
   render() {
-    const l = this.list();
-    this.place.pos = Math.max(0, Math.min(this.place.pos, l.length - 1));
-    const e = this.event();
-    const { controls, graph, card, values, errors, heat, element } = this.panels;
-    const spoken = controls.render();
-    graph.render();
-    card.render();
-    values.render();
-    errors.render();
-    heat.render();
-    element.render();
+    const e = this.store.event();
+    const spoken = drawStep(this.panels);
     this.$("live").textContent = spoken;
-    this.saveState();
-    this.app.dataset.step = String(this.place.pos);
+    this.url.save();
+    this.app.dataset.step = String(this.store.place.pos);
     this.app.dataset.event = String(e.i);
   }
-  // ── moving ──
-  go(pos) {
-    const next = Math.max(0, Math.min(this.list().length - 1, pos));
-    if (next === this.place.pos) return;
-    this.place.pos = next;
-    this.place.explore = null;
-    this.render();
-  }
-  // show event i: in the Story view when it is a story step (else in `prefer`), widening the phase if needed
-  jumpTo(i, prefer) {
-    const place = this.place;
-    let view = prefer || place.view;
-    if (!prefer && view === "story" && !this.reader.storyOf.has(i)) view = "full";
-    if (place.phase !== "all" && this.reader.b.events[i].phase !== place.phase) place.phase = "all";
-    place.view = view;
-    place.pos = this.positionOf(i);
-    place.explore = null;
-    this.render();
-    this.panels.graph.focusNode(this.reader.b.events[i].landmarks?.[0]);
-  }
-  setView(view, phase) {
-    const i = this.event().i;
-    this.place.view = view;
-    this.place.phase = phase;
-    this.place.pos = this.positionOf(i);
-    this.render();
-  }
-  togglePlay() {
-    if (this.playTimer) return this.stopPlay();
-    if (this.place.pos >= this.list().length - 1) this.go(0);
-    this.playTimer = setInterval(() => {
-      if (this.place.pos >= this.list().length - 1) return this.stopPlay();
-      this.go(this.place.pos + 1);
-    }, PLAY_MS);
-    this.panels.controls.setPlaying(true);
-  }
-  stopPlay() {
-    clearInterval(this.playTimer);
-    this.playTimer = null;
-    this.panels?.controls.setPlaying(false);
-  }
-  handleKey(e) {
-    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
-    const target = e.composedPath()[0];
-    if (target && (FIELD_TAGS.has(target.tagName) || target.isContentEditable || ARROW_ROLES.has(target.getAttribute?.("role")) || target.closest?.("[role=grid], [role=menu]")))
-      return;
-    const inside = e.composedPath().includes(this.app);
-    if (this.meta.embedded && ["ArrowRight", "ArrowLeft", "Home", "End"].includes(e.key)) e.stopPropagation();
-    if (e.key === "ArrowRight") {
-      e.preventDefault();
-      this.go(this.place.pos + 1);
-    } else if (e.key === "ArrowLeft") {
-      e.preventDefault();
-      this.go(this.place.pos - 1);
-    } else if (inside && e.key === "Home") {
-      e.preventDefault();
-      this.go(0);
-    } else if (inside && e.key === "End") {
-      e.preventDefault();
-      this.go(this.list().length - 1);
+  // after a resize (layout.js): what the new sizes need drawn again
+  relayout({ graph, sizes }) {
+    if (!this.panels) return;
+    if (graph) this.panels.graph.layout();
+    if (sizes) {
+      this.panels.values.render();
+      this.panels.heat.render();
     }
   }
   async copyLink() {
-    this.writeUrl();
-    const url = sharedLink(location.href, this.meta.locale);
+    const url = this.url.link();
     try {
       await navigator.clipboard.writeText(url);
       this.panels.controls.flashCopy("controls.copied");
@@ -3036,163 +3520,30 @@ var Stepper = class {
       window.prompt?.(this.words.ts("controls.copy_link"), url);
     }
   }
-  // ── the place in the URL and in sessionStorage ──
-  storeKey() {
-    return `mpviz.stepper.${this.meta.key || "stepper"}`;
-  }
-  restoreState() {
-    let saved;
-    try {
-      saved = JSON.parse(sessionStorage.getItem(this.storeKey()) || "null");
-    } catch {
-      saved = null;
-    }
-    const later = REGISTRY.loaded;
-    REGISTRY.loaded = true;
-    const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(location.search);
-    return restorePlace(query, saved, this.reader, later);
-  }
-  saveState() {
-    const state = savedPlace(this.place, this.event(), this.reader.sig);
-    try {
-      sessionStorage.setItem(this.storeKey(), JSON.stringify(state));
-    } catch {
-    }
-    clearTimeout(this.urlTimer);
-    this.urlTimer = setTimeout(() => this.writeUrl(), URL_WRITE_MS);
-  }
-  writeUrl() {
-    clearTimeout(this.urlTimer);
-    if (this.meta.embedded) return;
-    const next = this.mergeUrl(location.href);
-    if (next !== location.href) this.history.replace(next);
-    this.publish();
-  }
-  // `url` with this stepper's keys set to its current place, if it is a URL of the page this stepper lives on; any
-  // other URL unchanged (the history adapter calls this for every URL the page writes)
-  mergeUrl(url) {
-    if (url == null || !this.place || !this.app.isConnected) return url;
-    if (new URL(url, location.href).pathname !== this.path) return url;
-    return mergePlace(url, location.href, this.place, Boolean(this.reader.probs()));
-  }
-  // ── sizes: read once per build or resize (never mid-step: that would force a layout of what the step changed) ──
-  measureGeom() {
-    const cs = getComputedStyle(this.app);
-    const geom = this.geom ?? {};
-    const font = parseFloat(cs.fontSize) || 16;
-    const stage = Boolean(this.meta.publish) && this.app.clientWidth >= STAGE_MIN_EM * font;
-    this.app.classList.toggle("mpv-stage", stage);
-    if (stage) {
-      this.measureTop();
-      this.app.style.setProperty("--mpv-controls-h", `${this.$("controls").offsetHeight}px`);
-    }
-    Object.assign(geom, {
-      font,
-      family: cs.fontFamily || "sans-serif",
-      stage,
-      // on a stage the graph's column is as wide as its arrangement needs, up to what the card leaves it
-      graph: stage ? this.app.clientWidth - STAGE_CARD_EM * font : this.$("graph").clientWidth,
-      values: this.$("values").clientWidth,
-      heat: this.$("heat").clientWidth,
-      measureText: (text, px, weight = 400) => this.measureText(text, px, weight)
-    });
-    this.geom = geom;
-    this.measured = /* @__PURE__ */ new Map();
-  }
-  // on a stage: where the graph's column starts in the page scrolled to its start (the card's top: the graph itself
-  // is sticky), so that the column ends at the first screen's bottom. Again whenever the graph's visible part changes
-  // (this.shifted): what Streamlit shows above the stepper may grow after it mounted.
-  measureTop() {
-    if (!this.app.classList.contains("mpv-stage")) return;
-    let scrolled = window.scrollY;
-    for (let n = this.root.host; n; n = n.parentElement) scrolled += n.scrollTop;
-    const top = `${Math.round(this.$("card").getBoundingClientRect().top + scrolled)}px`;
-    if (this.app.style.getPropertyValue("--mpv-graph-top") !== top) this.app.style.setProperty("--mpv-graph-top", top);
-  }
-  measureText(text, px, weight = 400) {
-    const k = `${weight}|${px}|${text}`;
-    if (!this.measured.has(k)) {
-      const ctx = this.measureCtx ??= document.createElement("canvas").getContext("2d");
-      ctx.font = `${weight} ${px}px ${this.geom.family}`;
-      this.measured.set(k, ctx.measureText(text).width);
-    }
-    return this.measured.get(k);
-  }
-  scheduleLayout() {
-    if (this.layoutPending || !this.panels) return;
-    this.layoutPending = true;
-    requestAnimationFrame(() => {
-      this.layoutPending = false;
-      const before = { ...this.geom };
-      this.measureGeom();
-      const g = this.geom;
-      if (Math.abs(g.graph - before.graph) > 4 || g.font !== before.font || g.stage !== before.stage)
-        this.panels.graph.layout();
-      if (g.values !== before.values || g.heat !== before.heat || g.font !== before.font) {
-        this.panels.values.render();
-        this.panels.heat.render();
-      }
-    });
-  }
-  // ── listeners and tooltips ──
+  // ── listeners ──
   attach() {
     if (this.listening) return;
     this.listening = true;
-    this.path = location.pathname;
-    if (!this.meta.embedded) {
-      this.history.claim(this);
-      this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
-    }
-    this.keyTarget = this.meta.embedded ? this.app : window;
-    this.keyTarget.addEventListener("keydown", this.onKey);
-    window.addEventListener("mpviz:goto", this.onGoto);
-    this.resize.observe(this.app);
-    this.shifted.observe(this.$("graph"));
-    this.tipOver = (e) => this.showTip(e);
-    this.tipOut = () => this.hideTip();
-    this.app.addEventListener("mouseover", this.tipOver);
-    this.app.addEventListener("focusin", this.tipOver);
-    this.app.addEventListener("mouseout", this.tipOut);
-    this.app.addEventListener("focusout", this.tipOut);
+    this.url.attach();
+    if (!this.meta.embedded) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
+    this.keys.attach();
+    this.stopListening = listen((d) => this.goTo(d));
+    this.layout.observe();
+    this.tips.attach();
   }
   detach() {
     if (!this.listening) return;
     this.listening = false;
-    this.stopPlay();
-    this.writeUrl();
-    this.history.release(this);
+    this.playback.stop();
+    this.url.detach();
     this.skip.detach(this.onSkip);
-    this.keyTarget.removeEventListener("keydown", this.onKey);
-    window.removeEventListener("mpviz:goto", this.onGoto);
-    this.resize.disconnect();
-    this.shifted.disconnect();
-    this.app.removeEventListener("mouseover", this.tipOver);
-    this.app.removeEventListener("focusin", this.tipOver);
-    this.app.removeEventListener("mouseout", this.tipOut);
-    this.app.removeEventListener("focusout", this.tipOut);
-  }
-  showTip(e) {
-    const el = e.target.closest?.(".mpv-term");
-    if (!el) return;
-    const g = this.words.text.glossary?.[el.dataset.term];
-    if (!g) return;
-    const tip = this.$("tip");
-    tip.replaceChildren(
-      h("strong", {}, g.term ?? el.dataset.term),
-      h("span", {}, this.words.t(`${el.dataset.term}.text`, {}, this.words.text.glossary))
-    );
-    tip.hidden = false;
-    const r = el.getBoundingClientRect(), box = this.app.getBoundingClientRect();
-    const w = Math.min(360, box.width - 16);
-    tip.style.maxWidth = `${w}px`;
-    const left = Math.max(8, Math.min(r.left - box.left, box.width - w - 8));
-    tip.style.left = `${left}px`;
-    tip.style.top = `${r.bottom - box.top + 6}px`;
-  }
-  hideTip() {
-    this.$("tip").hidden = true;
+    this.keys.detach();
+    this.stopListening();
+    this.layout.disconnect();
+    this.tips.detach();
   }
 };
 export {
-  mountStepper as default
+  mount as default,
+  mountStepper
 };

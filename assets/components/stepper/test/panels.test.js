@@ -18,7 +18,7 @@ function mount(data = new Uint8Array(PAYLOAD_BYTES)) {
 
 const press = (key) => window.dispatchEvent(new window.KeyboardEvent("keydown", { key, bubbles: true }));
 
-test("every step of both views renders every panel, reading only bundle fields schema.js declares", () => {
+test("every step of both views renders every panel, reading only bundle fields its schema declares", () => {
   const defs = readSchema();
   const misses = new Set();
   const bundle = recorded(structuredClone(PAYLOAD.bundle), { kind: "ref", name: "Bundle" }, defs, misses);

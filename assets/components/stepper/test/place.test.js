@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BundleReader } from "../bundle.js";
-import { HistoryAdapter } from "../history.js";
+import { HistoryAdapter, sameUrl } from "../history.js";
 import { mergePlace, restorePlace, savedPlace, sharedLink } from "../place.js";
 import { BUNDLE } from "./fixture.js";
 
@@ -68,4 +68,31 @@ test("a copied link drops this browser's role in a class and keeps the language"
   assert.equal(link.searchParams.get("step"), "3");
   assert.equal(link.searchParams.get("lang"), "en");
   assert.equal(new URL(sharedLink("http://h/?lang=zh&step=1", "zh")).searchParams.get("lang"), "zh");
+});
+
+test("a push of the URL already shown replaces it: Back never lands on the same view twice", () => {
+  const written = [];
+  const fake = {
+    state: null,
+    pushState: (s, u, url) => written.push(["push", url]),
+    replaceState: (s, u, url) => written.push(["replace", url]),
+  };
+  const here = { href: "http://h/?step=1&view=story&dtype=fp16" };
+  const a = new HistoryAdapter({}, fake, here);
+  a.claim({ mergeUrl: (url) => (new URL(url, here.href).pathname === "/" ? `${url}&view=story&step=1` : url) });
+  fake.pushState(null, "", "/?dtype=fp16"); // Streamlit's own URL for the page shown: the same keys once merged
+  fake.pushState(null, "", "/?dtype=bf16"); // a changed run: a place to come back to
+  fake.pushState(null, "", "/policy?dtype=fp16"); // another page
+  a.release(a.registry.active); // leaving the lesson: the stepper has let go before Streamlit pushes its URL
+  fake.pushState(null, "", "/?dtype=fp16");
+  assert.deepEqual(written, [
+    ["replace", here.href],
+    ["push", "/?dtype=bf16&view=story&step=1"],
+    ["push", "/policy?dtype=fp16"],
+    ["replace", here.href], // the entry keeps the stepper's place
+  ]);
+  assert.ok(sameUrl("/?b=2&a=1#x", "http://h/?a=1&b=2#x"));
+  assert.ok(!sameUrl("/?a=1", "http://h/?a=1&b=2"));
+  assert.ok(!sameUrl(null, "http://h/"));
+  assert.ok(sameUrl("/?a=1", "http://h/?step=3&a=1", ["step"]));
 });

@@ -1,59 +1,28 @@
-// The stepper's reads of the bundle, checked against schema.js: the typedefs parsed (the same reading
-// tests/test_stepper.py makes of them), and a Proxy around the bundle that follows each read down the types and
-// notes every field the schema does not declare.
+// The stepper's reads of the bundle, checked against the bundle's one schema (mpviz/contracts/bundle.schema.json,
+// which tests/test_stepper.py validates Python's bundles against): a Proxy around the bundle that follows each read
+// down the schema and notes every field it does not declare.
 
-import { readFileSync } from "node:fs";
+import SCHEMA from "../../../../mpviz/contracts/bundle.schema.json" with { type: "json" };
 
-// split at `sep` where no (), <> or quotes enclose it
-function splitTop(t, sep) {
-  const parts = [];
-  let depth = 0,
-    quoted = false,
-    start = 0;
-  for (let k = 0; k < t.length; k++) {
-    const ch = t[k];
-    if (ch === '"') quoted = !quoted;
-    else if (!quoted && "(<".includes(ch)) depth++;
-    else if (!quoted && ")>".includes(ch)) depth--;
-    else if (!quoted && depth === 0 && t.startsWith(sep, k)) {
-      parts.push(t.slice(start, k));
-      start = k + sep.length;
-    }
-  }
-  return [...parts, t.slice(start)].map((p) => p.trim());
+// a JSON Schema → {kind: "union" | "array" | "map" | "object" | "ref" | "any" | "primitive", ...}
+function parseType(s) {
+  if (s.$ref) return { kind: "ref", name: s.$ref.replace("#/$defs/", "") };
+  if (s.anyOf) return { kind: "union", of: s.anyOf.map(parseType) };
+  if (s.type === "array") return { kind: "array", items: parseType(s.items) };
+  if (s.type === "object" && s.properties)
+    return {
+      kind: "object",
+      open: s.additionalProperties !== false,
+      props: new Map(Object.entries(s.properties).map(([k, v]) => [k, parseType(v)])),
+    };
+  if (s.type === "object") return { kind: "map", values: parseType(s.additionalProperties ?? {}) };
+  if ("const" in s || ["number", "string", "boolean", "null"].includes(s.type)) return { kind: "primitive" };
+  return { kind: "any" };
 }
 
-// a JSDoc type → {kind: "union" | "array" | "map" | "ref" | "any" | "primitive", ...}
-function parseType(t) {
-  t = t.trim();
-  const union = splitTop(t, "|");
-  if (union.length > 1) return { kind: "union", of: union.map(parseType) };
-  if (t.endsWith("[]")) return { kind: "array", items: parseType(t.slice(0, -2)) };
-  if (t.startsWith("(") && t.endsWith(")")) return parseType(t.slice(1, -1));
-  const map = t.match(/^Object<string, (.+)>$/);
-  if (map) return { kind: "map", values: parseType(map[1]) };
-  if (t === "*") return { kind: "any" };
-  if (/^"|^(number|string|boolean|null)$/.test(t)) return { kind: "primitive" };
-  return { kind: "ref", name: t };
-}
-
-/** schema.js's typedefs: name → {props: Map(name → type), open} or a plain type. */
+/** The schema's definitions: name → parsed type. */
 export function readSchema() {
-  const src = readFileSync(new URL("../schema.js", import.meta.url), "utf8");
-  const defs = new Map();
-  for (const [, block] of src.matchAll(/\/\*\*([\s\S]*?)\*\//g)) {
-    const lines = block.split("\n").map((l) => l.trim().replace(/^\*\s?/, ""));
-    const [, kind, name] = lines.find((l) => l.startsWith("@typedef")).match(/^@typedef \{(.+?)\} (\w+)/);
-    const props = lines.filter((l) => l.startsWith("@property")).map((l) => l.match(/^@property \{(.+?)\} \[?(\w+)/));
-    if (!props.length) defs.set(name, parseType(kind));
-    else
-      defs.set(name, {
-        kind: "object",
-        open: kind !== "object",
-        props: new Map(props.map(([, t, p]) => [p, parseType(t)])),
-      });
-  }
-  return defs;
+  return new Map(Object.entries(SCHEMA.$defs).map(([name, s]) => [name, parseType(s)]));
 }
 
 /**

@@ -1,6 +1,6 @@
 // Any model's stepper (mpviz.show) mounted in jsdom from a real notebook payload (fixtures/model_payload.json,
 // written by `python -m tests.test_notebook`): the module tree instead of the landmark graph, every step rendered
-// reading only schema.js's fields, the tree following the current op, keyboard-operable as a WAI-ARIA tree, and
+// reading only the bundle schema's fields, the tree following the current op, keyboard-operable as a WAI-ARIA tree, and
 // the stepper embedded: keys only inside it, the page's URL and body left alone.
 
 import assert from "node:assert/strict";

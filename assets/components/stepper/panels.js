@@ -1,0 +1,43 @@
+// The stepper's panels, made for one run and drawn for each step. Each panel reads the context (panel.js) and asks
+// the stepper for every change through `emit`; this module only makes them and draws them in order.
+import { BannersPanel } from "./banners.js";
+import { CardPanel } from "./card.js";
+import { ControlsPanel } from "./controls.js";
+import { ElementPanel } from "./element.js";
+import { ErrorsPanel } from "./errors.js";
+import { GraphPanel } from "./graph.js";
+import { HeatPanel } from "./heat.js";
+import { TreePanel } from "./treepanel.js";
+import { ValuesPanel } from "./values.js";
+
+const BUILT = ["banners", "controls", "graph", "errors", "heat"]; // what draws a frame of its own once per run
+const PER_STEP = ["graph", "card", "values", "errors", "heat", "element"]; // after the controls, each step
+
+/**
+ * Every panel for this run, built: the attention lesson's landmark graph, or for any other model's bundle
+ * (mpviz.show, which has no graph) its module tree.
+ * @param {import("./panel.js").Context} ctx
+ * @param {(role: string) => HTMLElement} $ a panel's element by its data-role
+ */
+export function makePanels(ctx, $) {
+  const panel = (Kind, role) => new Kind(ctx, $(role));
+  const panels = {
+    banners: panel(BannersPanel, "banners"),
+    controls: panel(ControlsPanel, "controls"),
+    graph: panel(ctx.bundle.b.graph.nodes.length ? GraphPanel : TreePanel, "graph"),
+    errors: panel(ErrorsPanel, "errors"),
+    heat: panel(HeatPanel, "heat"),
+    card: panel(CardPanel, "card"),
+    values: panel(ValuesPanel, "values"),
+    element: panel(ElementPanel, "element"),
+  };
+  for (const p of BUILT) panels[p].build();
+  return panels;
+}
+
+/** Draw every panel for the current step; returns what the controls say of it (for the live region). */
+export function drawStep(panels) {
+  const spoken = panels.controls.render();
+  for (const p of PER_STEP) panels[p].render();
+  return spoken;
+}

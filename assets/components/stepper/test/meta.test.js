@@ -1,0 +1,30 @@
+// The payload's meta read by the contract's fields only, with its defaults.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { META_FIELDS, readMeta } from "../meta.js";
+
+test("defaults, flags and scale; fields the contract does not declare are never read", () => {
+  assert.deepEqual(readMeta(undefined), {
+    key: "stepper",
+    locale: "en",
+    scale: 1,
+    publish: false,
+    conceal: false,
+    embedded: false,
+  });
+  const read = new Set();
+  const raw = new Proxy(
+    { key: "k", locale: "zh", scale: 1.25, publish: 1, conceal: 1, embedded: 1, stray: 1 },
+    { get: (t, p) => (read.add(p), t[p]) },
+  );
+  assert.deepEqual(readMeta(raw), {
+    key: "k",
+    locale: "zh",
+    scale: 1.25,
+    publish: true,
+    conceal: true,
+    embedded: true,
+  });
+  assert.deepEqual([...read].sort(), [...META_FIELDS].sort());
+  assert.equal(readMeta({ key: "k", locale: "en", scale: -2 }).scale, 1);
+});

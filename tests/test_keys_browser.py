@@ -1,0 +1,116 @@
+"""The keyboard and the Back button in Chromium: ←/→ keep stepping the attention lesson after the sidebar changed
+the run or the view was clicked, a flipped bit on the formats page keeps the keyboard, and one Back leaves the
+attention lesson's view.
+
+Each test waits on what the page shows (the stepper's place, where focus is, the URL), never on a fixed time.
+"""
+
+import json
+
+import pytest
+
+from tests.browser import APP_IDLE, QUIET
+from tests.test_stepper import STATE
+
+pytestmark = pytest.mark.browser
+
+STEPPER = ".st-key-stepper [data-testid=stBidiComponentIsolated]"
+KEYS_IN_STEPPER = f"() => document.activeElement === document.querySelector('{STEPPER}')"
+CHECKED_VIEW = f"""() => document.querySelector('{STEPPER}').shadowRoot
+  .querySelector('[data-view][aria-checked=true]').dataset.view"""
+
+
+def _open_attention(browser, server, query=""):
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/{query}")
+    page.wait_for_selector(APP_IDLE, timeout=300_000)
+    page.wait_for_function(f"({STATE})() !== null", timeout=120_000)
+    return context, page
+
+
+def _step_right(page) -> int:
+    before = page.evaluate(STATE)["step"]
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"({STATE})().step === {before + 1}", timeout=30_000)
+    return before + 1
+
+
+def test_arrows_step_after_a_sidebar_change_and_after_clicking_a_view(browser, streamlit_server):
+    """A click on the sidebar's dtype, or Enter in its seed field, brings a new run and leaves ←/→ with the
+    stepper (not on the sidebar's radio group or in the field); after a click on "Every ATen op", → steps in it."""
+    server, _ = streamlit_server
+    context, page = _open_attention(browser, server)
+    sidebar = page.locator("[data-testid=stSidebar]")
+
+    sidebar.get_by_role("radio", name="float16", exact=True).click()
+    page.wait_for_function(KEYS_IN_STEPPER, timeout=300_000)  # the new run arrived and took the keyboard back
+    _step_right(page)
+    assert "dtype=fp16" in page.url  # → stepped the lesson, not the sidebar's choice
+
+    seed = sidebar.get_by_label("Seed")
+    seed.fill("3")
+    seed.press("Enter")
+    page.wait_for_function(KEYS_IN_STEPPER, timeout=300_000)
+    _step_right(page)
+    assert "seed=3" in page.url
+
+    page.locator(f"{STEPPER} [data-view=full]").click()
+    page.wait_for_function(f"({CHECKED_VIEW})() === 'full'", timeout=30_000)
+    now = page.evaluate(STATE)["step"]
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"({STATE})().step === {now + 1}", timeout=30_000)
+    assert page.evaluate(CHECKED_VIEW) == "full", "→ switched the view back instead of stepping"
+    context.close()
+
+
+def test_one_back_leaves_the_attention_lesson(browser, streamlit_server):
+    """From another page, Back returns to the attention lesson's view, and one more Back leaves it: Streamlit's
+    push of the lesson's URL without the stepper's keys adds no second entry for the same view."""
+    server, _ = streamlit_server
+    context, page = _open_attention(browser, server, "?dtype=fp16")
+    _step_right(page)
+    page.locator("[data-testid=stSidebarNav] a", has_text="Autocast policy").click()
+    page.wait_for_url("**/policy**", timeout=60_000)
+    page.wait_for_selector(APP_IDLE, timeout=300_000)
+    page.go_back()
+    page.wait_for_function("location.pathname === '/' && location.search.includes('step=1')", timeout=60_000)
+    page.go_back()
+    page.wait_for_url("about:blank", timeout=60_000)
+    context.close()
+
+
+FOCUSED_BIT = """() => { const b = document.activeElement, w = b && b.closest("[class*='st-key-bits-']");
+  if (!w || !b.matches('button[data-variant=pills]')) return null;
+  return {key: [...w.classList].find((c) => c.startsWith('st-key-bits-')),
+          index: [...w.querySelectorAll('button[data-variant=pills]')].indexOf(b),
+          pressed: b.getAttribute('aria-pressed')}; }"""
+
+
+@pytest.mark.parametrize("how", ["Enter", "Space", "click"])
+def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server, how):
+    """Flipping a bit of the formats page reruns it and redraws the pills: focus comes back to the same bit,
+    now showing its new state, so the next key flips on from there."""
+    server, _ = streamlit_server
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/formats")
+    page.wait_for_selector(APP_IDLE, timeout=300_000)
+    page.wait_for_function(QUIET, timeout=300_000)
+    bit = page.locator("[class*='st-key-bits-exponent-'] button[data-variant=pills]").nth(2)
+    value = page.locator(".st-key-value input")
+    typed = value.input_value()
+    bit.focus()
+    before = page.evaluate(FOCUSED_BIT)
+    assert before is not None
+    if how == "click":
+        bit.click()
+    else:
+        page.keyboard.press(how)
+    page.wait_for_function(f"document.querySelector('.st-key-value input').value !== {json.dumps(typed)}")
+    page.wait_for_selector(APP_IDLE, timeout=300_000)  # the rerun the flip caused has drawn the pills again
+    page.wait_for_function(QUIET, timeout=300_000)
+    after = {**before, "pressed": "false" if before["pressed"] == "true" else "true"}
+    want = json.dumps(json.dumps(after, separators=(",", ":")))  # JSON.stringify's spelling, as a JS string
+    page.wait_for_function(f"JSON.stringify(({FOCUSED_BIT})()) === {want}")
+    context.close()
