@@ -6,14 +6,17 @@ or a documentation key, the most direct first; their titles are words too, `[sou
 its topic (TOPICS), the check that measures it, and whether that check is slow (it trains or times something: views
 run it on demand). Nothing here is a sentence.
 
-A claim is declared where its check is: in `CLAIMS` below, or in the `CLAIM_SPECS` of its check's module (dicts
-of Claim's fields), which `CLAIMS` gathers. A new claim is then its check and evidence (one engine module), its
-words (locales/en and locales/zh) and, if its evidence needs more than words, a view registered for the
-evidence's type (view.claim_evidence): at most four files.
+A claim is declared below, or where its check is: in the `CLAIM_SPECS` (dicts of Claim's fields) of any module of
+this package, which `gathered` finds. A new claim is then its check and evidence (one engine module), its words
+(locales/en and locales/zh) and, if its evidence needs more than words, a view registered for the evidence's
+type (view.claim_evidence): at most four files, none of them a list to keep in step by hand.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -35,20 +38,6 @@ from mpviz.model import ConfigError
 
 # What a claim is about; views group and filter by it.
 TOPICS = ("autocast", "formats", "training", "code")
-# The engine modules whose `CLAIM_SPECS` (if any) are registered beside the claims below.
-MODULES = (
-    accumulation,
-    api,
-    autocast_policy,
-    fp8,
-    grad_scaler,
-    gradients,
-    memory,
-    op_dtypes,
-    softmax_range,
-    speed,
-    values,
-)
 
 
 @dataclass(frozen=True)
@@ -187,12 +176,24 @@ _DECLARED_HERE: tuple[Claim, ...] = (
         topic="training",
     ),
 )
-CLAIMS: tuple[Claim, ...] = tuple(
-    sorted(
-        (*_DECLARED_HERE, *(Claim(**spec) for module in MODULES for spec in getattr(module, "CLAIM_SPECS", ()))),
-        key=lambda c: c.id,
-    )
-)
+
+
+def gathered() -> tuple[Claim, ...]:
+    """The claims declared above and in the `CLAIM_SPECS` of every module of this package, by id. ValueError when
+    two share an id or a key."""
+    package = sys.modules[__name__.rpartition(".")[0]]  # mpviz.claims, importing this module: its path is set
+    names = sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.name != "registry")
+    modules = [importlib.import_module(f"{package.__name__}.{name}") for name in names]
+    specs = [spec for module in modules for spec in getattr(module, "CLAIM_SPECS", ())]
+    found = sorted((*_DECLARED_HERE, *(Claim(**spec) for spec in specs)), key=lambda c: c.id)
+    for attr in ("id", "key"):
+        values = [getattr(c, attr) for c in found]
+        if len(set(values)) != len(values):
+            raise ValueError(f"two claims share an {attr}: {sorted({v for v in values if values.count(v) > 1})}")
+    return tuple(found)
+
+
+CLAIMS: tuple[Claim, ...] = gathered()
 
 
 def claim(claim_id: int) -> Claim:
