@@ -86,11 +86,11 @@ def test_a_card_is_its_source_verdict_parts_and_evidence_as_data(lang, code):
     assert [f.key for f in figures(card.blocks)] == ["storage_21"]
 
 
-def test_a_device_claim_shows_its_parts_per_device_and_folds_its_step_strips(lang):
+def test_a_device_claim_shows_its_parts_in_a_column_per_device_and_folds_its_step_strips(lang):
     lang("en")
     card = lesson.card(claims.claim(1), claims.check(1))
-    (parts,) = [b for b in card.blocks if isinstance(b, Columns)]
-    assert [col[0].split("**")[1] for col in parts.columns] == ["CPU", "CUDA's policy"]
+    head = next(line for line in texts(card.blocks).splitlines() if line.startswith("| **CPU**"))
+    assert head == "| **CPU** :red-badge[Does not hold] | **CUDA's policy** :green-badge[Holds] |"  # one per device
     (details,) = [b for b in card.blocks if isinstance(b, Details)]
     assert details.folded and figures((details,)) and not figures(card.blocks[: card.blocks.index(details)])
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from mpviz import claims
 from view import results, text
 from view.claim_evidence import BADGE_COLORS, badge, op_name, view_of
-from view.claim_evidence.blocks import Block, Columns, caption, merged
+from view.claim_evidence.blocks import Block, caption, markdown_table, merged
 from view.memo import memoised
 
 __all__ = [
@@ -104,32 +105,25 @@ def source_line(claim: claims.Claim, words: Mapping) -> str:
     return line
 
 
-def parts_list(parts: tuple[claims.Part, ...] | list[claims.Part], claim_words: Mapping, words: Mapping) -> str:
-    """A markdown list: ✓ or ✗, then what the part says (its subject filled in)."""
-    lines = []
-    for part in parts:
-        subject = (part.subject or "").replace("\n", "; ")
-        subject = op_name(subject) if subject.startswith("aten::") else subject  # "aten::add.Tensor" → "add"
-        mark = words["part_holds" if part.holds else "part_fails"]
-        said = claim_words["parts"][part.code].format(subject=subject)
-        lines.append("- " + words["part_line"].format(mark=mark, text=said))
-    return "\n".join(lines)
+def _part_line(part: claims.Part, claim_words: Mapping, words: Mapping) -> str:
+    """✓ or ✗, then what the part says (its subject filled in)."""
+    subject = (part.subject or "").replace("\n", "; ")
+    subject = op_name(subject) if subject.startswith("aten::") else subject  # "aten::add.Tensor" → "add"
+    mark = words["part_holds" if part.holds else "part_fails"]
+    return words["part_line"].format(mark=mark, text=claim_words["parts"][part.code].format(subject=subject))
 
 
-def parts_block(checked: claims.Checked, claim_words: Mapping, words: Mapping) -> tuple[Block, ...]:
-    """What the claim says, part by part; parts measured per device side by side, each with its verdict."""
-    title = f"**{words['parts_title']}**"
+def parts_block(checked: claims.Checked, claim_words: Mapping, words: Mapping) -> str:
+    """What the claim says, part by part: a list, or where the parts were measured per device, a table with one
+    column per device headed by its verdict (one markdown element, where columns of lists were five)."""
+    title = f"**{words['parts_title']}**\n\n"
     devices = list(dict.fromkeys(p.device for p in checked.parts))
     if devices == [None]:
-        return (title + "\n\n" + parts_list(checked.parts, claim_words, words),)
-    columns = tuple(
-        (
-            f"**{words['device_short'][d]}** {badge(checked.device_verdicts[d])}\n\n"
-            + parts_list([p for p in checked.parts if p.device == d], claim_words, words),
-        )
-        for d in devices
-    )
-    return title, Columns(columns)
+        return title + "\n".join("- " + _part_line(p, claim_words, words) for p in checked.parts)
+    heads = {d: f"**{words['device_short'][d]}** {badge(checked.device_verdicts[d])}" for d in devices}
+    columns = {d: [_part_line(p, claim_words, words) for p in checked.parts if p.device == d] for d in devices}
+    rows = zip_longest(*columns.values(), fillvalue="")
+    return title + markdown_table([dict(zip(heads.values(), row, strict=True)) for row in rows])
 
 
 def card(claim: claims.Claim, checked: claims.Checked | None) -> Card:
@@ -144,7 +138,7 @@ def card(claim: claims.Claim, checked: claims.Checked | None) -> Card:
     if checked.about:
         blocks.append(caption(words["about"].format(device=words["labels"]["device_names"][checked.about])))
     if checked.parts:
-        blocks += parts_block(checked, claim_words, words)
+        blocks.append(parts_block(checked, claim_words, words))
     blocks += view_of(checked.evidence)(checked, claim_words)
     blocks.append(words["back"])
     return Card(claim.id, anchor(claim), title, merged(blocks))
