@@ -59,17 +59,20 @@ def test_every_cited_seed_has_a_title_and_every_claim_a_section_read_from_the_so
     seeds = require_seeds()  # ../shared/seeds: a clone on its own skips this test (CI fails without them)
     cited = {s for c in claims.CLAIMS for s in c.seeds}
     assert cited == set(claims.SOURCES)
+    titles = {lang: locale.load(lang, "claims")["sources"] for lang in ("zh", "en")}
+    assert set(titles["zh"]) == set(titles["en"]) == cited  # the engine keeps keys; the titles are words
     tutorials = [c for c in claims.CLAIMS if c.seeds[0] not in fp8_claims.SOURCES]  # the fp8 claims cite docs
-    for name, (title_zh, title_en) in claims.SOURCES.items() - fp8_claims.SOURCES.items():
+    for name in set(claims.SOURCES) - set(fp8_claims.SOURCES):
+        title_zh, title_en = titles["zh"][name], titles["en"][name]
         text = (seeds / name).read_text(encoding="utf-8")
         first_heading = text.splitlines()[0].lstrip("# ").strip()
         assert first_heading in title_zh or first_heading in title_en, name
         assert re.search(r"[\u4e00-\u9fff]", title_zh) and title_en.isascii(), name
     words = {lang: locale.load(lang, "claims")["claims"] for lang in ("zh", "en")}
-    for c in tutorials:  # a claim's section is in the registry, or else in its words (zh quotes, en glosses)
-        heading_zh, heading_en = (
-            c.section if c.section[0] else (words["zh"][c.key]["section"], words["en"][c.key]["section"])
-        )
+    for c in claims.CLAIMS:  # every claim's section is in its words (zh quotes the source, en glosses it)
+        assert words["zh"][c.key]["section"] and words["en"][c.key]["section"], c.key
+    for c in tutorials:
+        heading_zh, heading_en = words["zh"][c.key]["section"], words["en"][c.key]["section"]
         assert heading_en and heading_en.replace(" › ", "").isascii(), c.key
         text = (seeds / c.seeds[0]).read_text(encoding="utf-8")
         for part in re.split(r" › |：", heading_zh):  # each level of the heading (and a question's words) is there
@@ -748,7 +751,12 @@ def test_cli_json_for_one_claim(capsys):
     assert c["id"] == 21 and c["verdict"] == "holds" and c["seeds"] == ["004_9b39a333a37e4e48.txt"]
     assert c["topic"] == "formats" and c["headline"]["bfloat16(70000)"] == 70144.0
     assert {"code": "bf16_finite", "holds": True, "device": None, "subject": None} in c["parts"]
-    assert c["source_titles"] == [list(claims.SOURCES["004_9b39a333a37e4e48.txt"])]
+    seed = "004_9b39a333a37e4e48.txt"
+    assert c["source_titles"] == [[locale.load(lang, "claims")["sources"][seed] for lang in ("zh", "en")]]
+    assert c["section"] == [
+        "三、FP16 vs BF16 详细对比 › 3.2 关键区别",
+        "3. FP16 vs BF16 in detail › 3.2 Key differences",
+    ]
 
 
 @pytest.mark.slow

@@ -256,11 +256,12 @@ def test_trace_and_show_a_model_converted_by_torchao(recipe):
 def test_fp8_claims_are_checked_part_by_part_with_their_sources_named():
     from mpviz import claims
     from mpviz.claims import fp8 as fp8_claims
+    from mpviz.presentation.locales import load
 
     verdicts = {}
     for spec in fp8_claims.CLAIM_SPECS:
         c = claims.claim(spec["id"])
-        assert c.seeds[0] in fp8_claims.SOURCES and claims.SOURCES[c.seeds[0]][1].isascii()
+        assert c.seeds[0] in fp8_claims.SOURCES and load("en", "claims")["sources"][c.seeds[0]].isascii()
         r = claims.check(c.id)
         assert r.parts and r.verdict in claims.VERDICTS
         verdicts[c.key] = r.verdict

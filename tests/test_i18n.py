@@ -21,7 +21,6 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from streamlit.runtime.context import ContextProxy
 
-from mpviz import claims
 from mpviz.app import text
 from mpviz.app.language import browser_language
 from mpviz.app.lessons import LESSONS
@@ -33,8 +32,7 @@ LOCALES = ROOT / "mpviz" / "locales"
 # Quoted as written, not translatable: each tutorial's own Chinese title and section headings (some mix in English,
 # e.g. "Chat Dialogue Log：…"), shown as the claims page's sources.
 QUOTED = sorted(
-    {title for title, _ in claims.SOURCES.values()}
-    | {c.section[0] for c in claims.CLAIMS if c.section[0]}
+    set(text.load("zh", "claims")["sources"].values())
     | {w["section"] for w in text.load("zh", "claims")["claims"].values() if "section" in w},
     key=len,
     reverse=True,

@@ -11,7 +11,6 @@ import pytest
 from mpviz import contracts
 from mpviz.app import rooms as rooms_module
 from mpviz.app.page import PERSONAL_KEYS
-from mpviz.presentation.stepper_payload import BUILT_JS
 from mpviz.app.rooms import (
     ACTIVE_S,
     CODE,
@@ -26,6 +25,7 @@ from mpviz.app.rooms import (
     parse_code,
     random_key,
 )
+from mpviz.presentation.stepper_payload import BUILT_JS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,9 +4,9 @@ and what the browser does with it, without the server.
 Python side: the payload is the pre-serialised bytes the docstring promises, cached, and AppTest sees the mount.
 Contracts: the bundle Python builds is exactly what mpviz/contracts/bundle.schema.json declares, the payload's meta
 what stepper_meta.schema.json declares; the stepper imports the same files.
-Build: what the package ships (mpviz/presentation/static, mpviz/app/static) is what the sources build; the modules' own node tests pass.
-Text side: every key the JS asks for exists in mpviz/locales/en, every glossary term the text uses is defined.
-Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
+Build: what the package ships (mpviz/presentation/static, mpviz/app/static) is what the sources build; the modules' own
+node tests pass. Text side: every key the JS asks for exists in mpviz/locales/en, every glossary term the text uses is
+defined. Browser side (Chromium against `streamlit run app.py`, the attention page): stepping, clicking a graph node, a
 heatmap cell, a bit and ±1 ulp show the right op and element and send no rerun to the server; a copied link and a
 new run keep the place; the JS float bits agree with mpviz.formats.encode.
 """
@@ -578,7 +578,9 @@ def test_the_committed_build_matches_the_sources():
     )
     assert built.returncode == 0, built.stderr
     for path, source in json.loads(built.stdout).items():
-        assert source == (ROOT / path).read_text(encoding="utf-8"), f"{path} is stale: run `npm run build` and commit it"
+        assert source == (ROOT / path).read_text(encoding="utf-8"), (
+            f"{path} is stale: run `npm run build` and commit it"
+        )
 
 
 def test_node_unit_tests_pass():

@@ -79,9 +79,7 @@ LOOKUP_WAIT = "_lookup_wait"  # session key: seconds this follower's client must
 
 _key_component = st.components.v2.component(
     "mpviz_presenter_key",
-    js=files("mpviz.app").joinpath("static", "presenter_key.js").read_text(
-        "utf-8"
-    ),
+    js=files("mpviz.app").joinpath("static", "presenter_key.js").read_text("utf-8"),
 )
 FOLLOW_CSS = f"<style>{files('mpviz.app').joinpath('static', 'follow.css').read_text(encoding='utf-8')}</style>"
 

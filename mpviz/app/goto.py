@@ -4,8 +4,8 @@ A tour stop or a presenter's step on the attention lesson is a place inside the 
 the browser; a rerun cannot set it. So Python mounts this invisible component with the target, and the browser
 hands it to the stepper (to a stepper listening now, or as a pending target a stepper mounting later picks up).
 Each target has an id and is delivered once, however often a rerun mounts it again. The component runs the
-stepper's own built module (mpviz/presentation/static/stepper.js, whose default export tells the two components apart by name):
-Streamlit imports one module per distinct text, so the channel and the stepper share it and talk through an
+stepper's own built module (mpviz/presentation/static/stepper.js, whose default export tells the two components apart by
+name): Streamlit imports one module per distinct text, so the channel and the stepper share it and talk through an
 import, not through the page's globals.
 
 Targets: {"landmark" | "key" | "step", "view", "phase", "head", "el"} for the stepper (see store.js `targetChange`),

@@ -23,9 +23,11 @@ from mpviz.claims.autocast_policy import (
     CpuAutocastEvidence,
     DeviceRun,
     EmbeddingEvidence,
+    FallbackEvidence,
     ModelOutputEvidence,
     MpsEvidence,
     PolicyEvidence,
+    PromoteListEvidence,
 )
 from mpviz.claims.devices import AUTOCAST_DTYPE, BLOCK, DEVICES, block_trace, measured_device, trace_device
 from mpviz.claims.grad_scaler import (
@@ -54,6 +56,7 @@ from mpviz.claims.speed import (
     speed_verdict,
 )
 from mpviz.claims.values import (
+    BigValueEvidence,
     BinEnds,
     CloseScoresEvidence,
     ExpEvidence,
@@ -87,6 +90,7 @@ __all__ = [
     "BackwardPlacement",
     "BackwardPlacementEvidence",
     "Bf16ScalingEvidence",
+    "BigValueEvidence",
     "BinEnds",
     "CastBackEvidence",
     "Checked",
@@ -100,6 +104,7 @@ __all__ = [
     "DeviceRun",
     "EmbeddingEvidence",
     "ExpEvidence",
+    "FallbackEvidence",
     "GradientsEvidence",
     "LevelsEvidence",
     "MemoryEvidence",
@@ -111,6 +116,7 @@ __all__ = [
     "OutputRangeEvidence",
     "Part",
     "PolicyEvidence",
+    "PromoteListEvidence",
     "Quoted",
     "RangeEvidence",
     "RangeSpanEvidence",

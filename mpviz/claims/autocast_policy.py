@@ -50,6 +50,16 @@ class PolicyEvidence:
         return next(r for r in self.devices if r.device == device)
 
 
+@dataclass(frozen=True)
+class PromoteListEvidence(PolicyEvidence):
+    """Claim 14's probes: a type of its own, so that its view (the calls, autocast on and off) is picked by it."""
+
+
+@dataclass(frozen=True)
+class FallbackEvidence(PolicyEvidence):
+    """Claim 15's probes: a type of its own, so that its view (each example's category per policy) is picked by it."""
+
+
 def _is_view(op: str) -> bool:
     """Whether the ATen op named like "aten.t.default" returns an alias of its input (a view, detach)."""
     ns, name, overload = op.split(".")
@@ -83,6 +93,7 @@ def _policy_claim(
     landmarks: tuple[str, ...],
     parts: Callable[[DeviceRun], list[Part]],
     about: str | None = None,
+    evidence: type[PolicyEvidence] = PolicyEvidence,
 ) -> Checked:
     """Run the probes on every device; each device's verdict comes from `parts(run)` (parts without a device).
     `about`: the device the tutorial speaks of, whose verdict is the claim's (see `verdicts.judged`)."""
@@ -92,7 +103,7 @@ def _policy_claim(
     for r in runs:
         headline |= {f"{r.device}_{p.function}_out": p.output_dtype for p in r.probes}
         headline |= {f"{r.device}_{name}": dtype for name, dtype in r.landmarks.items()}
-    return judged(claim_id, judged_parts, PolicyEvidence(AUTOCAST_DTYPE, runs), headline, about)
+    return judged(claim_id, judged_parts, evidence(AUTOCAST_DTYPE, runs), headline, about)
 
 
 def check_softmax_fp32() -> Checked:
@@ -198,6 +209,7 @@ def check_promote_list() -> Checked:
         ("out",),  # x (float32) + attention (bf16): the block's residual add
         lambda r: [Part("listed", r.categories[op] in LISTING_CATEGORIES, subject=op) for op in PROMOTE_LIST_OPS],
         about="cuda",
+        evidence=PromoteListEvidence,
     )
 
 
@@ -230,6 +242,7 @@ def check_unlisted_fall_back_to_fp32() -> Checked:
             )
         ],
         about="cuda",
+        evidence=FallbackEvidence,
     )
 
 
@@ -279,7 +292,7 @@ def check_results_cast_back() -> Checked:
 
 
 # ── the model's output under autocast (claim 44) ────────────────────────────────────────────────────────────
-OUTPUT_DTYPES = ("bfloat16", "float16")  # the seed: "应输出：torch.bfloat16 或 torch.float16"
+OUTPUT_DTYPES = ("bfloat16", "float16")  # the seed says the output "should be torch.bfloat16 or torch.float16"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Claims from the fp8 world (Transformer Engine's documentation, torchao's source), checked on the attention block.
 
 Unlike the tutorial claims, these come from documentation and library source, not from the seed tutorials: their
-sources are named here (`SOURCES`: a key → (title as the source gives it, English title), with `section` the
-heading or function where each claim is made). Each check runs the fp8 lesson's block (mpviz.fp8.block, untraced:
+sources are keys here (`SOURCES`; their titles, and the heading or function where each claim is made, are in
+the locales). Each check runs the fp8 lesson's block (mpviz.fp8.block, untraced:
 only the measurements are needed) or torch's own casts, and judges the claim part by part.
 
     101 fp8_formats_by_role   TE: e4m3 (more precision) for activations and weights, e5m2 (more range) for gradients
@@ -43,21 +43,9 @@ SOURCE_TE_MXFP8 = "te:mxfp8"  # Transformer Engine's user guide, low precision t
 SOURCE_TORCHAO_NVFP4 = "torchao:nvfp4_tensor.py"  # torchao 0.18.0, torchao/prototype/mx_formats/nvfp4_tensor.py
 SOURCE_TORCHAO_FLOAT8 = "torchao:float8_utils.py"  # torchao 0.18.0, torchao/float8/float8_utils.py
 
-SOURCES: dict[str, tuple[str, str]] = {  # (title in Chinese, as the page shows it there; the source's own title)
-    SOURCE_TE_FP8: (
-        "Transformer Engine 用户指南：在 Transformer Engine 中使用 FP8",
-        "Transformer Engine user guide: Using FP8 with Transformer Engine",
-    ),
-    SOURCE_TE_MXFP8: ("Transformer Engine 用户指南：MXFP8", "Transformer Engine user guide: MXFP8"),
-    SOURCE_TORCHAO_NVFP4: (
-        "torchao 0.18.0 源码：torchao/prototype/mx_formats/nvfp4_tensor.py",
-        "torchao 0.18.0 source: torchao/prototype/mx_formats/nvfp4_tensor.py",
-    ),
-    SOURCE_TORCHAO_FLOAT8: (
-        "torchao 0.18.0 源码：torchao/float8/float8_utils.py",
-        "torchao 0.18.0 source: torchao/float8/float8_utils.py",
-    ),
-}
+# The sources these claims cite (their titles and the headings or functions where each claim is made are words:
+# mpviz/locales/*/claims.toml, `[sources]` and each claim's `section`).
+SOURCES: tuple[str, ...] = (SOURCE_TE_FP8, SOURCE_TE_MXFP8, SOURCE_TORCHAO_NVFP4, SOURCE_TORCHAO_FLOAT8)
 
 
 _NVFP4_BLOCK = 16  # elements per NVFP4 block (mpviz.fp8.recipes)
@@ -231,36 +219,14 @@ def check_fp8_cast_saturates() -> Checked:
 
 # Registered in mpviz.claims.registry (Claim(**spec)): ids from 101 keep them apart from the tutorial claims.
 CLAIM_SPECS: tuple[dict, ...] = (
-    dict(
-        id=101,
-        key="fp8_formats_by_role",
-        seeds=(SOURCE_TE_FP8,),
-        check=check_fp8_formats_by_role,
-        topic="formats",
-        section=("FP8 简介 › 结构", "Introduction to FP8 › Structure"),
-    ),
-    dict(
-        id=102,
-        key="mxfp8_needs_no_e5m2",
-        seeds=(SOURCE_TE_MXFP8,),
-        check=check_mxfp8_needs_no_e5m2,
-        topic="formats",
-        section=("数据格式 › FP8 格式", "Data Format › FP8 format"),
-    ),
-    dict(
-        id=103,
-        key="nvfp4_two_level",
-        seeds=(SOURCE_TORCHAO_NVFP4,),
-        check=check_nvfp4_two_level,
-        topic="formats",
-        section=("per_tensor_amax_to_scale", "per_tensor_amax_to_scale"),
-    ),
+    dict(id=101, key="fp8_formats_by_role", seeds=(SOURCE_TE_FP8,), check=check_fp8_formats_by_role, topic="formats"),
+    dict(id=102, key="mxfp8_needs_no_e5m2", seeds=(SOURCE_TE_MXFP8,), check=check_mxfp8_needs_no_e5m2, topic="formats"),
+    dict(id=103, key="nvfp4_two_level", seeds=(SOURCE_TORCHAO_NVFP4,), check=check_nvfp4_two_level, topic="formats"),
     dict(
         id=104,
         key="fp8_cast_saturates",
         seeds=(SOURCE_TORCHAO_FLOAT8,),
         check=check_fp8_cast_saturates,
         topic="formats",
-        section=("to_fp8_saturated", "to_fp8_saturated"),
     ),
 )

@@ -118,15 +118,22 @@ class StorageEvidence:
     quoted: tuple[Quoted, ...] = ()  # numbers the tutorial states about the format
 
 
+@dataclass(frozen=True)
+class BigValueEvidence(StorageEvidence):
+    """Claim 21's values (a big loss, the tutorial's example): a type of its own, so that its view is picked by it."""
+
+
 def _storage(values: tuple[float, ...], fmt: str) -> FormatStorage:
     spec = resolve_format(fmt)
     zero = FormatRange.of(parse_autocast_dtype(fmt)).underflow_at
     return FormatStorage(spec, tuple(encode(v, spec) for v in values), zero)
 
 
-def _storage_evidence(values: tuple[float, ...], fmt: str, quoted: tuple[str, ...] = ()) -> StorageEvidence:
+def _storage_evidence(
+    values: tuple[float, ...], fmt: str, quoted: tuple[str, ...] = (), kind: type[StorageEvidence] = StorageEvidence
+) -> StorageEvidence:
     other = next(f for f in SIXTEEN_BIT if f != fmt)
-    return StorageEvidence(values, _storage(values, fmt), _storage(values, other), tuple(map(identify_quoted, quoted)))
+    return kind(values, _storage(values, fmt), _storage(values, other), tuple(map(identify_quoted, quoted)))
 
 
 def _stored_headline(ev: StorageEvidence) -> dict[str, object]:
@@ -168,7 +175,7 @@ def check_bf16_holds_70000() -> Checked:
     """Claim: a loss of 70000 overflows fp16 to inf but bf16 represents it normally (and stores 1.23456789 as
     1.234375). Parts: fp16 gives inf; bf16 gives a finite normal value; bf16 stores the example as stated. The
     tutorial says "represented normally", not "exactly": the value bf16 stores (70144) is shown, not judged."""
-    ev = _storage_evidence((BIG_VALUE, BF16_EXAMPLE), "bfloat16")
+    ev = _storage_evidence((BIG_VALUE, BF16_EXAMPLE), "bfloat16", kind=BigValueEvidence)
     big, example = ev.claimed.stored
     parts = [
         Part("fp16_overflows", ev.contrast.stored[0].cls == "inf"),
@@ -298,7 +305,7 @@ def check_exp_limits() -> Checked:
 
 
 # ── below fp16's smallest subnormal (claim 37) ──────────────────────────────────────────────────────────────
-FP16_SUBNORMAL_QUOTED = "5.96e-8"  # "梯度值小于其能表示的最小值（~5.96e-8），从而变成0"
+FP16_SUBNORMAL_QUOTED = "5.96e-8"  # the seed: gradients below the smallest value it can hold (~5.96e-8) become 0
 FP16_BELOW_SMALLEST = (4e-8, 2e-8)  # below the quoted minimum: one above half of it, one below
 
 

@@ -1,10 +1,18 @@
-"""`claims`: each tutorial claim checked against this torch, with its verdict and headline numbers."""
+"""`claims`: each tutorial claim checked against this torch, with its verdict and headline numbers.
+
+Where a claim is made (its sources' titles, the heading in the first one) is words, read from the claims lesson's
+locale files (mpviz.presentation.locales, no Streamlit): each as [Chinese, English], the Chinese as the source writes
+it.
+"""
 
 from __future__ import annotations
 
 from mpviz import claims
 from mpviz.cli.output import out, print_table
+from mpviz.presentation.locales import load
 from mpviz.serialize import dumps
+
+LANGUAGES = ("zh", "en")  # the order of each [title, gloss] pair
 
 
 # ── tutorial claims ───────────────────────────────────────────────────────────────────────────────────────
@@ -23,6 +31,11 @@ def _headline_text(value: object) -> str:
     return str(value)
 
 
+def _in_both(pick) -> list[str]:
+    """[the Chinese words, the English words] that `pick` takes from the claims lesson's locale table."""
+    return [pick(load(lang, "claims")) for lang in LANGUAGES]
+
+
 def _run_claims(args) -> None:
     chosen = [claims.claim(args.id)] if args.id is not None else list(claims.CLAIMS)  # ConfigError: exit 2
     results = [(c, claims.check(c.id)) for c in chosen]
@@ -32,8 +45,8 @@ def _run_claims(args) -> None:
                 "id": c.id,
                 "key": c.key,
                 "seeds": c.seeds,
-                "source_titles": [claims.SOURCES[seed] for seed in c.seeds],
-                "section": c.section if c.section[0] else None,  # None: the heading is in its words (locales)
+                "source_titles": [_in_both(lambda w, seed=seed: w["sources"][seed]) for seed in c.seeds],
+                "section": _in_both(lambda w, key=c.key: w["claims"][key]["section"]),
                 "topic": c.topic,
                 "on_demand": c.on_demand,
                 "verdict": r.verdict,
@@ -51,7 +64,7 @@ def _run_claims(args) -> None:
             [
                 c.id,
                 c.key,
-                claims.SOURCES[c.seeds[0]][1],
+                load("en", "claims")["sources"][c.seeds[0]],
                 r.verdict,
                 ", ".join(f"{d}: {v}" for d, v in r.device_verdicts.items()) or "-",
                 "; ".join(f"{k}={_headline_text(v)}" for k, v in r.headline.items()),

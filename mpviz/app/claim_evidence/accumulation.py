@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import streamlit as st
-
 from mpviz import claims
-from mpviz.app.claim_evidence.words import evidence_chart, lesson_words, say, table, yes_no
+from mpviz.app.claim_evidence.blocks import Block, Columns, caption, figure
+from mpviz.app.claim_evidence.dispatch import shows
+from mpviz.app.claim_evidence.words import lesson_words, say, table, yes_no
 from mpviz.presentation.figures import claims as claims_fig
 
 
-def accumulation_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.AccumulationEvidence)
+def accumulation_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.AccumulationEvidence = c.evidence
     m, k, n = ev.random_shape
@@ -39,15 +40,12 @@ def accumulation_view(c: claims.Checked, words: dict) -> None:
         cuda_out=ev.autocast_outputs["cuda"],
         reduced=yes_no(ev.reduced_precision_reduction),
     )
-    say(c, words, fields)
-    if ev.device != "cuda":  # the seed's device: its accumulation was not measured here
-        st.caption(words["cuda_unmeasured"].format(**fields))
-    left, right = st.columns(2)
+    said = say(c, words, fields)
+    unmeasured = caption(words["cuda_unmeasured"].format(**fields)) if ev.device != "cuda" else ""  # the seed's device
     build = lambda: claims_fig.accumulation_figure(ev, labels=t["labels"])  # noqa: E731
-    evidence_chart(f"accumulation_{c.claim}", ev, build, where=left)
     cols, names = t["match_cols"], t["match_names"]
     rows = [
         {cols["how"]: names[how].format(device=t["measured_on"][ev.device]), cols["share"]: f"{share:.2%}"}
         for how, share in ev.random_match.items()
     ]
-    table(rows, right)
+    return said, unmeasured, Columns(((figure(f"accumulation_{c.claim}", build),), (table(rows),)))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block, Columns, Details, caption, figure
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import (
     badge,
     category,
-    evidence_chart,
     lesson_words,
     op_name,
     ops_list,
@@ -16,7 +15,6 @@ from mpviz.app.claim_evidence.words import (
     short_category,
     table,
 )
-from mpviz.app.page import expert
 from mpviz.policy import CallProbe
 from mpviz.presentation.figures import policy as policy_fig
 
@@ -25,7 +23,8 @@ def device_labels(ev: claims.PolicyEvidence) -> dict[str, str]:
     return {run.device: lesson_words()["device_labels"][run.trace_device] for run in ev.devices}
 
 
-def policy_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.PolicyEvidence)
+def policy_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claims 1, 2, 3, 7: the probed calls of each device as step strips, and the block's landmark dtypes."""
     t = lesson_words()
     ev: claims.PolicyEvidence = c.evidence
@@ -33,24 +32,25 @@ def policy_view(c: claims.Checked, words: dict) -> None:
     for run in ev.devices:
         fields[f"{run.device}_cat"] = category(next(iter(run.categories.values())))
         fields[f"{run.device}_low"] = ops_list(run.low_precision_ops)
-    say(c, words, fields)
     labels = device_labels(ev)
-    with st.expander(t["details"]):
-        for col, run in zip(st.columns(len(ev.devices)), ev.devices, strict=True):
-            col.markdown(f"**{labels[run.device]}** {badge(c.device_verdicts[run.device])}")
-            for probe in run.probes:
-                line = t["probe"].format(
-                    function=probe.function, inputs=", ".join(probe.input_dtypes), out=probe.output_dtype
-                )
-                col.caption(line + (t["probe_fake"] if probe.fake else ""))
-                if probe.error:
-                    col.error(t["probe_error"].format(error=probe.error))
-                key = f"steps_{c.claim}_{run.device}_{probe.function}"
-                evidence_chart(key, probe.steps, lambda p=probe: policy_fig.call_steps_figure(list(p.steps)), where=col)
-            entries = "; ".join(f"`{op_name(op)}` {category(cat)}" for op, cat in run.categories.items())
-            col.caption(t["policy_line"].format(device=t["device_short"][run.device], entries=entries))
-        landmarks = ev.devices[0].landmarks
-        table([{t["landmark"]: name} | {labels[r.device]: r.landmarks[name] for r in ev.devices} for name in landmarks])
+    columns = []
+    for run in ev.devices:
+        column: list[Block] = [f"**{labels[run.device]}** {badge(c.device_verdicts[run.device])}"]
+        for probe in run.probes:
+            line = t["probe"].format(
+                function=probe.function, inputs=", ".join(probe.input_dtypes), out=probe.output_dtype
+            )
+            column.append(caption(line + (t["probe_fake"] if probe.fake else "")))
+            if probe.error:
+                column.append(t["probe_error"].format(error=probe.error))
+            build = lambda p=probe: policy_fig.call_steps_figure(list(p.steps))  # noqa: E731
+            column.append(figure(f"steps_{c.claim}_{run.device}_{probe.function}", build))
+        entries = "; ".join(f"`{op_name(op)}` {category(cat)}" for op, cat in run.categories.items())
+        column.append(caption(t["policy_line"].format(device=t["device_short"][run.device], entries=entries)))
+        columns.append(tuple(column))
+    landmarks = ev.devices[0].landmarks
+    rows = [{t["landmark"]: name} | {labels[r.device]: r.landmarks[name] for r in ev.devices} for name in landmarks]
+    return say(c, words, fields), Details(t["details"], (Columns(tuple(columns)), table(rows)))
 
 
 def call_label(probe: CallProbe) -> str:
@@ -86,7 +86,8 @@ def functions_table(ev: claims.PolicyEvidence) -> list[dict]:
     return rows
 
 
-def promote_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.PromoteListEvidence)
+def promote_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.PolicyEvidence = c.evidence
     cpu, cuda = ev.on("cpu"), ev.on("cuda")
     fields = dict(
@@ -98,24 +99,23 @@ def promote_view(c: claims.Checked, words: dict) -> None:
         cpu_out=cpu.landmarks["out"],
         cuda_out=cuda.landmarks["out"],
     )
-    say(c, words, fields)
-    with expert(lesson_words()["details"], heading="none"):  # one row per probed op: folded when presenting
-        table(probes_table(ev))
+    # one row per probed op: folded when presenting
+    return say(c, words, fields), Details(lesson_words()["details"], (table(probes_table(ev)),), folded=False)
 
 
-def fallback_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.FallbackEvidence)
+def fallback_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 15: each example's result and its category in each policy."""
     ev: claims.PolicyEvidence = c.evidence
     fields = dict(c.headline)
     for run in ev.devices:
         for probe, cat in zip(run.probes, run.categories.values(), strict=True):
             fields[f"{run.device}_{probe.function}_cat"] = category(cat)
-    say(c, words, fields)
-    with expert(lesson_words()["details"], heading="none"):
-        table(functions_table(ev))
+    return say(c, words, fields), Details(lesson_words()["details"], (table(functions_table(ev)),), folded=False)
 
 
-def cpu_autocast_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.CpuAutocastEvidence)
+def cpu_autocast_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.CpuAutocastEvidence = c.evidence
     out = {p.autocast_dtype: p.output_dtype for p in ev.probes}
@@ -129,22 +129,27 @@ def cpu_autocast_view(c: claims.Checked, words: dict) -> None:
         scores=ev.block_landmarks["scores"],
         capability=ev.cpu_capability,
     )
-    say(c, words, fields)
-    for col, probe in zip(st.columns(len(ev.probes)), ev.probes, strict=True):
-        col.caption(t["cpu_probe"].format(dtype=probe.autocast_dtype, inputs=", ".join(probe.input_dtypes)))
-        build = lambda p=probe: policy_fig.call_steps_figure(list(p.steps))  # noqa: E731
-        evidence_chart(f"cpu_{probe.autocast_dtype}", probe.steps, build, where=col)
+    columns = tuple(
+        (
+            caption(t["cpu_probe"].format(dtype=probe.autocast_dtype, inputs=", ".join(probe.input_dtypes))),
+            figure(f"cpu_{probe.autocast_dtype}", lambda p=probe: policy_fig.call_steps_figure(list(p.steps))),
+        )
+        for probe in ev.probes
+    )
+    return say(c, words, fields), Columns(columns)
 
 
-def embedding_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.EmbeddingEvidence)
+def embedding_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.EmbeddingEvidence = c.evidence
     fields = {f"{d}_out": ev.outputs[d] for d in claims.DEVICES}
     fields |= {f"{d}_plain": ev.outputs_without_autocast[d] for d in claims.DEVICES}
     fields |= {f"{d}_cat": short_category(ev.categories[d]) for d in claims.DEVICES}
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def mps_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.MpsEvidence)
+def mps_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.MpsEvidence = c.evidence
     fields = {f"{d}_kernels": n for d, n in ev.registered.items()}
     fields |= dict(
@@ -152,14 +157,15 @@ def mps_view(c: claims.Checked, words: dict) -> None:
         linear_out=ev.probes[0].output_dtype,
         softmax_out=ev.probes[1].output_dtype,
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def model_output_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ModelOutputEvidence)
+def model_output_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 44: the block's output and loss under each device's autocast, in bf16 and fp16."""
     t = lesson_words()
     ev: claims.ModelOutputEvidence = c.evidence
     fields = {f"{d}_{low}": ev.logits[d][low] for d in ev.logits for low in ev.logits[d]}
     fields |= {f"{d}_{low}_loss": ev.loss[d][low] for d in ev.loss for low in ev.loss[d]}
     fields["where"] = t["device_labels"][ev.trace_devices["cuda"]]
-    say(c, words, fields)
+    return (say(c, words, fields),)

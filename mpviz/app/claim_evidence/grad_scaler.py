@@ -5,17 +5,20 @@ from __future__ import annotations
 import math
 
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import lesson_words, say, table, yes_no
 
 
-def no_op_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.NoOpEvidence)
+def no_op_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.NoOpEvidence = c.evidence
     on, off = ev.enabled, ev.disabled
     same = on.grads_restored and on.same_update_as_without
     outcome = words["outcome_same" if same else "outcome_differs"].format(loss_ratio=on.loss_ratio)
     fields = dict(loss_ratio=on.loss_ratio, grad_ratio=on.grad_ratio, outcome=outcome, disabled_ratio=off.loss_ratio)
-    say(c, words, fields)
+    said = say(c, words, fields)
     cols, names = t["table_cols"], t["scaler_settings"]
     measures = {
         "scale": lambda s: f"{s.scale:g}",
@@ -28,10 +31,11 @@ def no_op_view(c: claims.Checked, words: dict) -> None:
         {cols["measure"]: cols[name]} | {names["enabled" if s.enabled else "disabled"]: show(s) for s in (on, off)}
         for name, show in measures.items()
     ]
-    table(rows)
+    return said, table(rows)
 
 
-def backoff_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ScalerStep)
+def backoff_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     s: claims.ScalerStep = c.evidence
     fields = dict(
@@ -40,17 +44,20 @@ def backoff_view(c: claims.Checked, words: dict) -> None:
         after_update=s.scale_after_update,
         backoff=s.scale_after_update / s.scale,
     )
-    say(c, words, fields)
+    said = say(c, words, fields)
     cols, moments = t["table_cols"], t["scaler_moments"]
     readings = (
         ("before", s.scale, "—"),
         ("step", s.scale_after_step, yes_no(s.params_changed_in_step)),
         ("update", s.scale_after_update, "—"),
     )
-    table([{cols["moment"]: moments[k], cols["scale"]: f"{v:g}", cols["params_changed"]: ch} for k, v, ch in readings])
+    return said, table(
+        [{cols["moment"]: moments[k], cols["scale"]: f"{v:g}", cols["params_changed"]: ch} for k, v, ch in readings]
+    )
 
 
-def scaler_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ScalerEvidence)
+def scaler_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.ScalerEvidence = c.evidence
     bf16, fp16s = ev.recipe("bf16"), ev.recipe("fp16+scaler")
@@ -67,7 +74,7 @@ def scaler_view(c: claims.Checked, words: dict) -> None:
         bf16_nonfinite=len(bf16.nonfinite_steps),
         fp16s_skipped=len(fp16s.skipped_steps),
     )
-    say(c, words, fields)
+    said = say(c, words, fields)
     names, cols = t["recipe_names"], t["recipe_cols"]
     lost = {u.recipe: u.lost for u in ev.underflow}
     rows = [
@@ -79,17 +86,18 @@ def scaler_view(c: claims.Checked, words: dict) -> None:
         }
         for r in ev.recipes
     ]
-    table(rows)
+    return said, table(rows)
 
 
-def defaults_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.DefaultsEvidence)
+def defaults_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.DefaultsEvidence = c.evidence
-    say(
-        c, words, {f: getattr(ev.read, f) for f in ("init_scale", "growth_factor", "growth_interval", "backoff_factor")}
-    )
+    names = ("init_scale", "growth_factor", "growth_interval", "backoff_factor")
+    return (say(c, words, {f: getattr(ev.read, f) for f in names}),)
 
 
-def bf16_scaling_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.Bf16ScalingEvidence)
+def bf16_scaling_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.Bf16ScalingEvidence = c.evidence
     fields = dict(
         scale=ev.scale,
@@ -98,18 +106,20 @@ def bf16_scaling_view(c: claims.Checked, words: dict) -> None:
         error_plain=ev.error_plain,
         error_scaled=ev.error_scaled,
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def cast_back_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.CastBackEvidence)
+def cast_back_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.CastBackEvidence = c.evidence
     fields = {f"{r.device}_out": r.returned for r in ev.matmul}
     fields |= {f"{r.device}_next": r.returned for r in ev.next_layer}
     fields |= {f"scale_{name}": dtype for name, dtype in ev.scaled_dtypes.items()}
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def scale_size_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ScaleSizeEvidence)
+def scale_size_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 48: the scale over a few steps with large, small and inf gradients."""
     t = lesson_words()
     ev: claims.ScaleSizeEvidence = c.evidence
@@ -125,7 +135,7 @@ def scale_size_view(c: claims.Checked, words: dict) -> None:
         start=large.scales[0],
         overflow_final=ev.overflow.scales[-1],
     )
-    say(c, words, fields)
+    said = say(c, words, fields)
     cols = t["table_cols"]
     tracks = {**ev.tracks, "overflow": ev.overflow}
     rows = [
@@ -135,4 +145,4 @@ def scale_size_view(c: claims.Checked, words: dict) -> None:
         }
         for tr in tracks.values()
     ]
-    table(rows)
+    return said, table(rows)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block, Details, caption
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import code_list, lesson_words, say, table
-from mpviz.app.page import expert
 from mpviz.claims.gradients import BACKWARD_BLOCK
 
 
-def gradients_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.GradientsEvidence)
+def gradients_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.GradientsEvidence = c.evidence
     fields = {"follow": words["follows" if all(r.grads_follow_forward for r in ev.devices) else "differs"]}
@@ -21,7 +21,7 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
         fields[f"{run.device}_other"] = code_list(other)
         fields[f"{run.device}_params"] = t["and_joiner"].join(sorted(set(run.parameter_grads.values())))
     fields["cuda_where"] = t["device_labels"][ev.on("cuda").trace_device]
-    say(c, words, fields)
+    said = say(c, words, fields)
     cols = t["table_cols"]
     rows = []
     for name in ev.devices[0].activations:
@@ -30,19 +30,17 @@ def gradients_view(c: claims.Checked, words: dict) -> None:
             fwd, grad = run.activations.get(name, ("—", "—"))
             row[cols["forward_gradient"].format(device=t["device_short"][run.device])] = t["pair"].format(a=fwd, b=grad)
         rows.append(row)
-    with expert(t["details"], heading="none"):
-        table(rows)
     params = ev.devices[0].parameter_grads
     grads = [
         {cols["parameter"]: p}
         | {cols["grad"].format(device=t["device_short"][r.device]): r.parameter_grads.get(p) for r in ev.devices}
         for p in params
     ]
-    with st.expander(t["details"]):
-        table(grads)
+    return said, Details(t["details"], (table(rows),), folded=False), Details(t["details"], (table(grads),))
 
 
-def backward_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.BackwardPlacementEvidence)
+def backward_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 49: backward inside the autocast region against backward after it, per device."""
     t = lesson_words()
     ev: claims.BackwardPlacementEvidence = c.evidence
@@ -54,7 +52,4 @@ def backward_view(c: claims.Checked, words: dict) -> None:
             f"{r.device}_dtypes": t["and_joiner"].join(r.grad_dtypes) or t["refused"],
             f"{r.device}_where": t["device_labels"][r.trace_device],
         }
-    say(c, words, fields)
-    for r in ev.devices:
-        if r.error:
-            st.caption(t["probe_error"].format(error=r.error))
+    return say(c, words, fields), *(caption(t["probe_error"].format(error=r.error)) for r in ev.devices if r.error)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import lesson_words, say
 
 
-def memory_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.MemoryEvidence)
+def memory_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.MemoryEvidence = c.evidence
     f32, bf16 = ev.runs
     fields = dict(
@@ -19,4 +22,4 @@ def memory_view(c: claims.Checked, words: dict) -> None:
         parameter_ratio=ev.parameter_ratio,
         policy=lesson_words()["device_short"][ev.policy],
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)

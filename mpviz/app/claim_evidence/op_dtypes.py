@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block, caption
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import lesson_words, say, short_category, table
 
 
@@ -22,7 +22,8 @@ def op_rows(ev: claims.OpDtypeEvidence) -> list[dict]:
     return list(rows.values())
 
 
-def op_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.OpDtypeEvidence)
+def op_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claims 23–27 and 34: the explanation filled from the headline, then the table of calls."""
     ev: claims.OpDtypeEvidence = c.evidence
     refused = lesson_words()["refused"]
@@ -31,8 +32,5 @@ def op_view(c: claims.Checked, words: dict) -> None:
     fields |= {
         f"{r.device}_{r.call.function}_off": r.returned_without_autocast or r.error_without_autocast for r in ev.rows
     }
-    say(c, words, fields)
-    table(op_rows(ev))
-    for r in ev.rows:
-        if r.error:
-            st.caption(lesson_words()["probe_error"].format(error=r.error))
+    errors = (caption(lesson_words()["probe_error"].format(error=r.error)) for r in ev.rows if r.error)
+    return say(c, words, fields), table(op_rows(ev)), *errors

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import lesson_words, say
 
 
@@ -10,7 +12,8 @@ def numbers(values: tuple[float, ...]) -> str:
     return ", ".join(f"{v:.6g}" for v in values)
 
 
-def subtracts_max_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.SoftmaxEvidence)
+def subtracts_max_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.SoftmaxEvidence = c.evidence
     f32, f16 = ev.on("float32"), ev.on("float16")
     fields = dict(
@@ -22,10 +25,11 @@ def subtracts_max_view(c: claims.Checked, words: dict) -> None:
         f16_textbook=numbers(f16.textbook),
         exact=numbers(f32.exact),
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def output_range_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.OutputRangeEvidence)
+def output_range_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.OutputRangeEvidence = c.evidence
     fields = dict(
         scores=numbers(ev.run.scores),
@@ -33,10 +37,11 @@ def output_range_view(c: claims.Checked, words: dict) -> None:
         largest=ev.largest_output,
         fp16_max=ev.fp16_max,
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)
 
 
-def underflow_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.UnderflowEvidence)
+def underflow_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 42: every exp underflowing in fp16, the textbook formula against torch.softmax."""
     ev: claims.UnderflowEvidence = c.evidence
     fields = dict(
@@ -49,4 +54,4 @@ def underflow_view(c: claims.Checked, words: dict) -> None:
         shifted=numbers(ev.shifted_exps),
         pair_softmax=numbers(ev.one_far_below.framework),
     )
-    say(c, words, fields)
+    return (say(c, words, fields),)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 from mpviz import claims
+from mpviz.app.claim_evidence.blocks import Block, figure
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import lesson_words, say, table
-from mpviz.app.page import chart
 from mpviz.presentation.figures import claims as claims_fig
 
 
-def speed_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.SpeedEvidence)
+def speed_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.SpeedEvidence = c.evidence
     by = {r.dtype: r for r in ev.rows}
@@ -38,12 +38,12 @@ def speed_view(c: claims.Checked, words: dict) -> None:
         fp16_mm=fp.matmul_speedup,
         reason=reason,
     )
-    say(c, words, fields)
+    out: list[Block] = [say(c, words, fields)]
     scope = t["speed_scope"]
     for key, codes in (("tells", ev.tells), ("cannot_tell", ev.cannot_tell)):
         items = t["list_joiner"].join(scope[code].format(capability=ev.cpu_capability) for code in codes)
-        st.markdown(words[key].format(items=items))
-    chart(claims_fig.speed_figure(ev, labels=t["labels"]), key=f"speed_{c.claim}")
+        out.append(words[key].format(items=items))
+    out.append(figure(f"speed_{c.claim}", lambda: claims_fig.speed_figure(ev, labels=t["labels"])))
     cols = t["speed_cols"]
     rows = [
         {
@@ -55,4 +55,4 @@ def speed_view(c: claims.Checked, words: dict) -> None:
         }
         for r in ev.rows
     ]
-    table(rows)
+    return (*out, table(rows))

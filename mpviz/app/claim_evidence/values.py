@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
-import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from mpviz import claims, formats
+from mpviz.app.claim_evidence.blocks import Block, Columns, Figure, caption, figure
+from mpviz.app.claim_evidence.dispatch import shows
 from mpviz.app.claim_evidence.words import (
-    evidence_chart,
     lesson_words,
     number_line_labels,
     quoted_match,
@@ -23,7 +22,8 @@ from mpviz.presentation.figures import claims as claims_fig
 from mpviz.presentation.figures import formats as formats_fig
 
 
-def range_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.RangeEvidence)
+def range_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     ev: claims.RangeEvidence = c.evidence
     bf, f32 = ev.bfloat16, ev.float32
     low, high = ev.quoted
@@ -42,9 +42,9 @@ def range_view(c: claims.Checked, words: dict) -> None:
         high_text=high.text,
         high_match=quoted_match(high),
     )
-    say(c, words, fields)
     labels = range_labels()
-    evidence_chart(f"range_{c.claim}", ev, lambda: formats_fig.range_figure([f32, bf, ev.float16], labels=labels))
+    build = lambda: formats_fig.range_figure([f32, bf, ev.float16], labels=labels)  # noqa: E731
+    return say(c, words, fields), figure(f"range_{c.claim}", build)
 
 
 def storage_table(ev: claims.StorageEvidence) -> list[dict]:
@@ -62,15 +62,16 @@ def storage_table(ev: claims.StorageEvidence) -> list[dict]:
     return rows
 
 
-def storage_figure(c: claims.Checked, ev: claims.StorageEvidence, container: DeltaGenerator) -> None:
+def storage_figure(c: claims.Checked, ev: claims.StorageEvidence) -> Figure:
     t = lesson_words()
     markers = {t["marker"].format(i=i + 1): v for i, v in enumerate(ev.values)}
     labels = {**range_labels(), "range_title": ""}
     build = lambda: formats_fig.range_figure([ev.claimed.format, ev.contrast.format], markers, labels=labels)  # noqa: E731
-    evidence_chart(f"storage_{c.claim}", ev, build, where=container)
+    return figure(f"storage_{c.claim}", build)
 
 
-def storage_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.StorageEvidence)
+def storage_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claims 5 and 11: tiny values stored in one 16-bit format, the other beside it."""
     ev: claims.StorageEvidence = c.evidence
     mine, other = ev.claimed, ev.contrast
@@ -84,13 +85,11 @@ def storage_view(c: claims.Checked, words: dict) -> None:
         fields |= dict(quoted_text=ev.quoted[0].text, quoted_match=quoted_match(ev.quoted[0]))
     for i, (v, e, o) in enumerate(zip(ev.values, mine.stored, other.stored, strict=True)):
         fields |= {f"v{i}": v, f"s{i}": e.value, f"c{i}": value_class(e.cls), f"e{i}": e.rel_error, f"o{i}": o.value}
-    say(c, words, fields)
-    left, right = st.columns(2)
-    table(storage_table(ev), left)
-    storage_figure(c, ev, right)
+    return say(c, words, fields), Columns(((table(storage_table(ev)),), (storage_figure(c, ev),)))
 
 
-def big_value_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.BigValueEvidence)
+def big_value_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 21: 70000 (and the tutorial's 1.23456789) in bf16, fp16 beside it."""
     ev: claims.StorageEvidence = c.evidence
     big, example = ev.claimed.stored
@@ -103,10 +102,7 @@ def big_value_view(c: claims.Checked, words: dict) -> None:
         bf_ulp=big.ulp,
         bf_ex=example.value,
     )
-    say(c, words, fields)
-    left, right = st.columns(2)
-    table(storage_table(ev), left)
-    storage_figure(c, ev, right)
+    return say(c, words, fields), Columns(((table(storage_table(ev)),), (storage_figure(c, ev),)))
 
 
 def interval(b: formats.RoundingBin, ends: claims.BinEnds) -> str:
@@ -133,21 +129,21 @@ def bin_fields(pair: claims.ScorePair, fmt: str, prefix: str) -> dict:
     }
 
 
-def pair_figure(c: claims.Checked, pair: claims.ScorePair) -> None:
+def pair_figure(c: claims.Checked, pair: claims.ScorePair) -> tuple[Block, ...]:
     t = lesson_words()
     margin = max(r.spacing for r in pair.formats)
     lo, hi = min(pair.scores) - margin, max(pair.scores) + margin
-    st.caption(t["labels"]["number_line_title"])
 
     def build() -> go.Figure:
         lines = [formats.number_line(f.format, lo, hi) for f in pair.formats]
         words = {"labels": t["labels"], "number_line_labels": number_line_labels()}
         return claims_fig.close_scores_figure(lines, [pair], **words)
 
-    evidence_chart(f"scores_{c.claim}", pair, build)
+    return caption(t["labels"]["number_line_title"]), figure(f"scores_{c.claim}", build)
 
 
-def close_scores_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.CloseScoresEvidence)
+def close_scores_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.CloseScoresEvidence = c.evidence
     fields = bin_fields(ev.pair, "float16", "f16") | bin_fields(ev.pair, "bfloat16", "bf16")
@@ -159,11 +155,11 @@ def close_scores_view(c: claims.Checked, words: dict) -> None:
         )
     else:
         source = words["source_none"].format(claimed=ev.claimed_value)
-    say(c, words, dict(source=source, **fields))
-    pair_figure(c, ev.pair)
+    return say(c, words, dict(source=source, **fields)), *pair_figure(c, ev.pair)
 
 
-def merge_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ScorePair)
+def merge_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     pair: claims.ScorePair = c.evidence
     bf16, (bf_a, _), (bf_ends, _) = pair.on("bfloat16"), pair.bins_in("bfloat16"), pair.ends_in("bfloat16")
@@ -175,11 +171,11 @@ def merge_view(c: claims.Checked, words: dict) -> None:
         bf_p0=bf16.probs[0],
         bf_p1=bf16.probs[1],
     )
-    say(c, words, fields)
-    pair_figure(c, pair)
+    return say(c, words, fields), *pair_figure(c, pair)
 
 
-def exp_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.ExpEvidence)
+def exp_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     t = lesson_words()
     ev: claims.ExpEvidence = c.evidence
     f16, bf = ev.on("float16"), ev.on("bfloat16")
@@ -199,17 +195,18 @@ def exp_view(c: claims.Checked, words: dict) -> None:
         bf_from=bf.thresholds.overflow_from,
         bf_under_from=bf.thresholds.underflow_from,
     )
-    say(c, words, fields)
+    said = say(c, words, fields)
     cols = t["table_cols"]
     rows = [
         {cols["input"]: f"exp({x:g})", cols["exact"]: f"{e:.6g}"}
         | {f.format: f"{f.results[i]:.6g}" for f in ev.formats}
         for i, (x, e) in enumerate(zip(ev.inputs, ev.exact, strict=True))
     ]
-    table(rows)
+    return said, table(rows)
 
 
-def range_span_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.RangeSpanEvidence)
+def range_span_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 40: how many powers of two each format's normal numbers (and its subnormals) span."""
     ev: claims.RangeSpanEvidence = c.evidence
     fields = {}
@@ -220,13 +217,14 @@ def range_span_view(c: claims.Checked, words: dict) -> None:
             f"{short}_all": span.all_binades,
             f"{short}_max": span.format.max,
         }
-    say(c, words, fields | dict(share=ev.far_below))
     labels = range_labels()
     specs = [s.format for s in ev.spans]
-    evidence_chart(f"range_{c.claim}", ev, lambda: formats_fig.range_figure(specs, labels=labels))
+    build = lambda: formats_fig.range_figure(specs, labels=labels)  # noqa: E731
+    return say(c, words, fields | dict(share=ev.far_below)), figure(f"range_{c.claim}", build)
 
 
-def levels_view(c: claims.Checked, words: dict) -> None:
+@shows(claims.LevelsEvidence)
+def levels_view(c: claims.Checked, words: dict) -> tuple[Block, ...]:
     """Claim 41: values per binade, counted over every bit pattern of each format."""
     ev: claims.LevelsEvidence = c.evidence
     fields = {}
@@ -238,4 +236,4 @@ def levels_view(c: claims.Checked, words: dict) -> None:
             f"{short}_lowest": f.in_lowest_normal,
             f"{short}_subnormal": f.in_top_subnormal,
         }
-    say(c, words, fields)
+    return (say(c, words, fields),)

@@ -1,21 +1,14 @@
 """The words every claim view shares: this lesson's locale section, verdict badges, op and category names,
-lists, and the two ways evidence is laid out (a filled explanation, a static table). Looked up when a view runs,
-never at import, so every session sees its own language."""
+lists, and the two ways evidence is worded (a filled explanation, a table). Looked up when a view runs, never at
+import, so every card is built in its session's language."""
 
 from __future__ import annotations
 
-import hashlib
-import pickle
-from collections.abc import Callable, Iterable, Mapping
-
-import pandas as pd
-import plotly.graph_objects as go
-import streamlit as st
+from collections.abc import Iterable, Mapping
 
 from mpviz import claims
 from mpviz.app import text
-from mpviz.app.page import Container, chart
-from mpviz.app.serving import results
+from mpviz.app.claim_evidence.blocks import markdown_table
 
 BADGE_COLORS = {
     "holds": "green",
@@ -24,15 +17,6 @@ BADGE_COLORS = {
     "does_not_hold": "red",
     "inconclusive": "gray",
 }
-
-
-def evidence_chart(name: str, inputs: object, build: Callable[[], go.Figure], *, where: Container = st) -> None:
-    """Show the figure `build()` draws from `inputs` (a claim's evidence) under the element key `name`. Built once
-    per process and language for equal inputs (their pickled bytes decide: evidence comes from worker processes, so
-    it pickles), not once per session: the claims page draws about twenty figures, which a class opening it would
-    otherwise queue for on the one GIL."""
-    digest = hashlib.blake2b(pickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL), digest_size=16).hexdigest()
-    chart(results.shared_figure(("claim evidence", name, digest), build), where=where, key=name)
 
 
 def lesson_words() -> Mapping:
@@ -95,12 +79,12 @@ def quoted_match(q: claims.Quoted) -> str:
     return t["and_joiner"].join(found) or t["quoted"]["none"]
 
 
-def say(c: claims.Checked, words: dict, fields: dict) -> None:
+def say(c: claims.Checked, words: Mapping, fields: Mapping) -> str:
     """The claim's explanation filled with its measurements, then the conclusion its verdict supports, if any."""
     conclusion = words.get("conclusion", {}).get(c.verdict, "")
-    st.markdown(" ".join(t for t in (words["explain"], conclusion) if t).format(**fields))
+    return " ".join(t for t in (words["explain"], conclusion) if t).format(**fields)
 
 
-def table(rows: list[dict], container: Container = st) -> None:
-    """A small static table: every cell wraps instead of being cut off (phones, projectors)."""
-    container.table(pd.DataFrame(rows), hide_index=True, border="horizontal")
+def table(rows: list[dict]) -> str:
+    """A small table (markdown): every cell wraps instead of being cut off (phones, projectors)."""
+    return markdown_table(rows)
