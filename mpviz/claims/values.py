@@ -374,7 +374,7 @@ class LevelsEvidence:
         return next(f for f in self.formats if f.format.name == fmt)
 
 
-CLAIMED_LEVELS = {"float16": 1024, "bfloat16": 128}  # "2^10 = 1024 个级别", "2^7 = 128 个级别"
+CLAIMED_LEVELS = {"float16": 1024, "bfloat16": 128}  # the seed: "2^10 = 1024 levels", "2^7 = 128 levels"
 
 
 def _levels(name: str) -> BinadeLevels:
