@@ -7,13 +7,14 @@ import streamlit as st
 
 from mpviz import formats
 from mpviz.app import text
+from mpviz.app.bit_focus import keep_bit_focus
 from mpviz.app.glossary import term_help
 from mpviz.app.page import chart, dtype_badge, expert, guarded, page_header, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
 from mpviz.app.view_models import formats as vm
-from mpviz.presentation.figures import style
+from mpviz.presentation import palette
 
 TEXT = text.section("formats")
 PAGE_PARAMS = [
@@ -27,8 +28,8 @@ BIT_CSS = "".join(  # bit pills coloured by field: pressed (1) solid, released (
     f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
     f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
     f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
-    f"{{background:{color};color:{style.ink(color)}}}"
-    for field, color in style.FIELD_COLORS.items()
+    f"{{background:{color};color:{palette.ink(color)}}}"
+    for field, color in palette.FIELD_COLORS.items()
 )
 
 
@@ -67,6 +68,7 @@ show_warnings()
 # ── the bits of every selected format ───────────────────────────────────────────────────────────────────────
 with guarded("bits"):
     st.html(f"<style>{BIT_CSS}</style>")
+    keep_bit_focus()  # a flip reruns the page: the keyboard stays on the flipped bit
     for bits in vm.bits(value.text, selected, s.round):
         st.markdown(f"{dtype_badge(bits.name)} &nbsp; **{bits.short}**", unsafe_allow_html=True)
         if bits.emulated:

@@ -1,7 +1,5 @@
-"""Softmax overflow: provoke, measure and fix softmax's overflow, blur and underflow, format by format.
-
-Widgets and drawing only: what is shown comes from the view model mpviz.app.view_models.softmax.
-"""
+"""Softmax overflow: provoke, measure and fix softmax's overflow, blur and underflow, format by format. Widgets and
+drawing only: what is shown comes from the view model mpviz.app.view_models.softmax."""
 
 import math
 
