@@ -99,6 +99,12 @@ def test_the_pages_folder_holds_only_lessons():
     assert all(entry.page.is_file() for entry in LESSONS)
 
 
+def test_every_page_is_a_short_linear_script():
+    """At most 150 lines: widgets and drawing; the lesson's logic lives in its view model (mpviz.app.view_models)."""
+    long = {p.name: n for p in (PACKAGE / "pages").glob("*.py") if (n := len(p.read_text().splitlines())) > 150}
+    assert long == {}
+
+
 def test_pages_run_no_torch_machinery():
     """Pages may *mention* torch.autocast in their text; they must not import torch or call its machinery."""
     machinery = {"autocast", "GradScaler", "TorchDispatchMode", "scaled_dot_product_attention"}
