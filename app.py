@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from view import classroom, run_slots, text
+from view import classroom, run_slots, text, warm_up
 from view.language import choose_language, language_switch
 from view.navigation import leave_legacy_pages_mode, navigation
 from view.page import guarded, share_link, show_warnings
@@ -32,6 +32,7 @@ with run_slots.page_run():  # a class asking at once is served in turn, not all 
     classroom.sidebar()
     st.session_state["_run_config"] = sidebar_config(lesson.run_config)
     show_warnings()
+    warm_up.notice()  # a server that just started says how far its warm-up is
     finish_bar = classroom.bar(lesson)
     with guarded(lesson.slug):
         nav.run()
