@@ -122,6 +122,7 @@ def _first_visits(base_url: str) -> list[tuple[warm_up.Visit, float, bool]]:
     return found
 
 
+@pytest.mark.xdist_group("serial")  # see conftest: never beside other servers (its warm-up keeps the cores busy)
 def test_a_first_visit_to_a_fresh_hosted_server_finds_its_views_warm(tmp_path, printout):
     """`streamlit run serve.py` answers health at once, before its warm-up (view/warm_up.py) has finished; once it
     has, every lesson and tour stop opens for a first visitor from warm caches. Latencies are printed: with
