@@ -1,12 +1,15 @@
 """What a fresh hosted server warms (view/warm_up.py), without a server: the views, the address, the Host it names.
 The warm-up itself, on a real `streamlit run serve.py`, is tests/test_load.py's first-visit test."""
 
+import subprocess
+import sys
 from urllib.parse import parse_qs
 
 import pytest
 from streamlit import config
 
 from mpviz import lessons
+from tests.conftest import ROOT
 from view import tour, warm_up
 
 
@@ -52,3 +55,10 @@ def test_the_warm_up_names_a_host_the_server_accepts(monkeypatch, allowed, host)
 def test_no_warm_up_when_turned_off(monkeypatch):
     monkeypatch.setenv("MPVIZ_WARM_UP", "0")
     assert warm_up.start("http://127.0.0.1:1") is False
+
+
+def test_serve_py_loads_without_torch_so_health_does_not_wait_for_it():
+    """serve.py is imported before the server listens: the warm-up imports mpviz (torch) on its thread, later."""
+    probe = "import sys, serve; print(sorted({'torch', 'mpviz'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-2000:]

@@ -33,9 +33,6 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from mpviz import lessons
-from mpviz.admission import default_cache
-
 __all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "visits"]
 
 _log = get_logger(__name__)  # Streamlit's handler: lines in the server's log beside its own
@@ -83,20 +80,25 @@ def notice() -> None:
     (a visitor who waits meanwhile knows why). Nothing once it has finished, or where it never started."""
     now = _state
     if now.total and not now.finished:
-        from view import text  # here: this module is imported by serve.py, before any page glue
+        from view import text  # here: see `visits`
 
         words = text.section("queue")["warming"]
         st.caption("⏳ " + words.format(done=now.done, total=now.total, current=text.echo(now.current or "…")))
 
 
 def _path(slug: str) -> str:
+    from mpviz import lessons
+
     return "" if lessons.lesson(slug).home else slug
 
 
 def visits() -> list[Visit]:
     """The views a first visitor most likely opens, most likely first: every lesson at its defaults (the home lesson
     first), each tour stop as its link opens it, then the lessons in the other languages."""
-    from view import tour  # here: the page glue it imports is the first page run's to load, not serve.py's
+    # Here, not at the top: serve.py imports this module before the server listens, and mpviz imports torch (tens
+    # of seconds on a busy machine) that health must not wait for. The warm-up thread imports them after health.
+    from mpviz import lessons
+    from view import tour
 
     home = [entry for entry in lessons.LESSONS if entry.home]
     ordered = home + [entry for entry in lessons.LESSONS if not entry.home]
@@ -198,6 +200,8 @@ def _warm(base_url: str) -> None:
         failed += not ok
         _log.info("warm-up: %d/%d %s in %.1f s%s", n + 1, len(todo), visit, time.perf_counter() - t0, "" if ok else "!")
     _state = Progress(len(todo), len(todo), failed, None, finished=True)
+    from mpviz.admission import default_cache
+
     cache = default_cache().stats()  # what a first visitor finds: every view's results, unless some were evicted
     _log.info(
         "warm-up: done, %d views in %.1f s (%d failed); results cache %.0f of %.0f MB, %d evicted",
