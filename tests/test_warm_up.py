@@ -9,8 +9,9 @@ import pytest
 from streamlit import config
 
 from mpviz import lessons
+from tests.apptest import failures, page_app
 from tests.conftest import ROOT
-from view import tour, warm_up
+from view import text, tour, warm_up
 
 
 def test_every_lesson_and_every_tour_stop_is_warmed_the_home_lesson_first():
@@ -62,3 +63,16 @@ def test_serve_py_loads_without_torch_so_health_does_not_wait_for_it():
     probe = "import sys, serve; print(sorted({'torch', 'mpviz'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-2000:]
+
+
+def test_pages_say_how_far_the_warm_up_is_while_it_runs_and_nothing_after(monkeypatch):
+    words = text.load("en", "queue")["warming"].split("{")[0]
+    monkeypatch.setattr(warm_up, "_state", warm_up.Progress(3, 30, 0, "/scaler (en-US)"))
+    at = page_app("pages/glossary.py")
+    at.run()
+    (said,) = [c.value for c in at.caption if words in c.value]
+    assert "3 of 30" in said and "/scaler (en-US)" in said
+    monkeypatch.setattr(warm_up, "_state", warm_up.Progress(30, 30, 0, None, finished=True))
+    at = page_app("pages/glossary.py")
+    at.run()
+    assert not [c for c in at.caption if words in c.value] and not failures(at)
