@@ -44,11 +44,11 @@ PAGE_CHANGES = ("formats", "attention", "softmax", "policy", "scaler", "claims",
 PAGE_EVERY_S = 4.0
 
 
-def _open(context, url, *, state=True):
+def _open(context, url, *, state=True, timeout=120_000):
     page = context.new_page()
     counter = RerunCounter(page)
     page.goto(url)
-    page.wait_for_selector(APP_IDLE, timeout=120_000)
+    page.wait_for_selector(APP_IDLE, timeout=timeout)
     if state:
         page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     return page, counter
@@ -460,7 +460,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     pid = _server_pid(int(server.rsplit(":", 1)[1]))
     teacher = browser.new_context(viewport={"width": 1440, "height": 900})
     for slug in set(PAGE_CHANGES):  # warm caches: a page change then costs what following costs, not a first run
-        _open(teacher, f"{server}/{'' if lessons.lesson(slug).home else slug}", state=False)[0].close()
+        path = "" if lessons.lesson(slug).home else slug  # a first run of scaler or claims: minutes on a busy host
+        _open(teacher, f"{server}/{path}", state=False, timeout=900_000)[0].close()
     presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
     followers = [Follower(server, code) for _ in range(FOLLOWERS)]
