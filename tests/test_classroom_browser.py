@@ -41,7 +41,7 @@ MOVES = 10
 MOVE_EVERY_S = 1.0
 # every lesson once, and back to the stepper's: what a follower waits for, page by page
 PAGE_CHANGES = ("formats", "attention", "softmax", "policy", "scaler", "claims", "fp8", "glossary", "tour", "attention")
-PAGE_EVERY_S = 4.0
+PAGE_EVERY_S = 6.0  # the heaviest lessons (claims, scaler) reach 30 followers within this on a 2-core host
 
 
 def _open(context, url, *, state=True, timeout=120_000):
