@@ -1,9 +1,9 @@
-"""The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading the
-page, a think-first stop gives nothing away until Reveal (nor its stepper, left at the stop before), a follower
+"""The classroom in Chromium against `streamlit run app.py`: the guided lesson moves the stepper without reloading
+the page, a think-first stop gives nothing away until Reveal (nor its stepper, left at the stop before), a follower
 follows a presenter within 2 s (scrolled to the step card) and stays put after stopping, a room survives a presenter
-reload and its follower is told while the presenter is gone (in a notice on screen wherever they scrolled) and when
-they are back; nobody takes a room over (a presenter link naming it, the route cookie and the presenter toggle, a
-flood of presenter sessions), wrong codes are limited per client, and (slow) what 30 followers of one room cost the
+reload and its follower is told while the presenter is gone (in a notice on screen wherever they scrolled) and when they
+are back; nobody takes a room over (a presenter link naming it, the route cookie and the presenter toggle; a flood:
+tests/test_classroom_flood.py), wrong codes are limited per client, and (slow) what 30 followers of one room cost the
 server and how fast steps and page changes reach them, printed.
 
 The 30 followers are small websocket clients that behave like a browser tab for this purpose: they open the follow
@@ -39,15 +39,16 @@ FOLLOWERS = 30
 IDLE_S = 10.0
 MOVES = 10
 MOVE_EVERY_S = 1.0
-PAGE_CHANGES = ("formats", "attention", "softmax", "attention", "policy", "attention")  # lesson to lesson and back
-PAGE_EVERY_S = 4.0
+# every lesson once, and back to the stepper's: what a follower waits for, page by page
+PAGE_CHANGES = ("formats", "attention", "softmax", "policy", "scaler", "claims", "fp8", "glossary", "tour", "attention")
+PAGE_EVERY_S = 6.0  # the heaviest lessons (claims, scaler) reach 30 followers within this on a 2-core host
 
 
-def _open(context, url, *, state=True):
+def _open(context, url, *, state=True, timeout=120_000):
     page = context.new_page()
     counter = RerunCounter(page)
     page.goto(url)
-    page.wait_for_selector(APP_IDLE, timeout=120_000)
+    page.wait_for_selector(APP_IDLE, timeout=timeout)
     if state:
         page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     return page, counter
@@ -405,14 +406,9 @@ def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streaml
         context.close()
 
 
-FLOOD = 520  # more presenter sessions than mpviz.app.rooms.MAX_ROOMS held rooms before presenter keys
-
-
-async def _session(
-    base_url: str, path: str, query: str, headers: dict, hold: asyncio.Event | None = None, ran: list | None = None
-) -> str:
+async def _session(base_url: str, path: str, query: str, headers: dict) -> str:
     """One session without a browser: opens `/path?query` with `headers`, returns the text of the alerts its first
-    run showed; with `hold`, stays connected until it is set (and says in `ran` that its first run finished)."""
+    run showed."""
     ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
     async with connect(
         ws_url,
@@ -437,50 +433,7 @@ async def _session(
                     said.append(fwd.delta.new_element.alert.body)
             elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                 break
-        if hold is not None:
-            ran.append(True)
-            await hold.wait()
         return "\n".join(said)
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_a_flood_of_presenter_sessions_from_one_client_leaves_the_teachers_room_alone(browser, streamlit_server):
-    """520 presenter sessions from one follower of the room (its route cookie is the room's key, as behind the
-    proxy), all connected at once: the teacher keeps the room, the class keeps following, nobody else presents it."""
-    server, _ = streamlit_server
-    key = "f" + secrets.token_hex(4)
-    teacher = browser.new_context(viewport={"width": 1440, "height": 900})
-    student = browser.new_context(viewport={"width": 1024, "height": 768})
-    teacher.add_cookies([{"name": "mpviz_route", "value": key, "url": server}])
-    presenter, _ = _open(teacher, f"{server}/?present=1")
-    code = _room_code(presenter)
-    follower, _ = _open(student, f"{server}/?follow={code}")
-    flooder = {"X-Forwarded-For": "203.0.113.7", "Cookie": f"mpviz_route={key}"}
-
-    async def flood() -> None:
-        hold, ran, sessions = asyncio.Event(), [], []
-        for _ in range(FLOOD):  # 20 new sessions a second; every one stays connected until the end
-            sessions.append(asyncio.create_task(_session(server, "glossary", "present=1", flooder, hold, ran)))
-            await asyncio.sleep(0.05)
-        for _ in range(600):  # until every flood session has run its page once (each then holds a room, or not)
-            if len(ran) == FLOOD:
-                break
-            await asyncio.sleep(1)
-        hold.set()
-        await asyncio.gather(*sessions)
-
-    _in_thread(flood())
-    words = text.load("en", "classroom")
-    said = _in_thread(_session(server, "glossary", f"follow={code}", {}))  # a late student, before the teacher moves
-    assert _after_code(words["following"]) in said and _after_code(words["waiting"]) not in said, "the room lived"
-    _follows_a_step(presenter, follower)  # the class still follows the teacher, who never reloaded
-    assert _room_code(presenter) == code, "the teacher was not silently given another code"
-    presenter.reload()
-    presenter.wait_for_selector(APP_IDLE, timeout=120_000)
-    assert _room_code(presenter) == code
-    teacher.close()
-    student.close()
 
 
 @pytest.mark.browser
@@ -537,6 +490,7 @@ class Follower:
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
         self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
         self.errors: list[str] = []
+        self.runs: list[float] = []  # when a full run (not the poll fragment's) of any page finished
 
     async def _until_finished(self, ws, fragment: dict) -> None:
         shown = fragment.get("page")
@@ -555,6 +509,8 @@ class Follower:
                 elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.json:
                     self.gotos.append(time.perf_counter())
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:  # a fragment's run ends otherwise
+                    self.runs.append(time.perf_counter())
                 if shown is not None and fragment["page"] != shown:
                     self.pages.append(time.perf_counter())
                 return
@@ -591,7 +547,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     pid = _server_pid(int(server.rsplit(":", 1)[1]))
     teacher = browser.new_context(viewport={"width": 1440, "height": 900})
     for slug in set(PAGE_CHANGES):  # warm caches: a page change then costs what following costs, not a first run
-        _open(teacher, f"{server}/{'' if lessons.lesson(slug).home else slug}", state=False)[0].close()
+        path = "" if lessons.lesson(slug).home else slug  # a first run of scaler or claims: minutes on a busy host
+        _open(teacher, f"{server}/{path}", state=False, timeout=900_000)[0].close()
     presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
     followers = [Follower(server, code) for _ in range(FOLLOWERS)]
@@ -651,6 +608,7 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
     paging_ms = (paging["cpu"] - idle["cpu"] / idle["s"] * paging["s"]) * 1e3 / (FOLLOWERS * len(PAGE_CHANGES))
     lags = [g - max(m for m in moves if m <= g) for f in followers for g in f.gotos if moves[0] <= g < changes[0]]
     page_lags = [p - max(c for c in changes if c <= p) for f in followers for p in f.pages if p >= changes[0]]
+    runs_per_change = sum(r >= changes[0] for f in followers for r in f.runs) / (FOLLOWERS * len(PAGE_CHANGES))
     by_page: dict[str, list[float]] = {}  # which lesson a page change opened: its lags (what its run costs shows)
     for f in followers:
         for p in (p for p in f.pages if p >= changes[0]):
@@ -673,7 +631,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         f" p50 {statistics.median(page_lags) * 1e3:.0f} ms, p95 {percentile(page_lags, 95) * 1e3:.0f} ms,"
         f" max {max(page_lags) * 1e3:.0f} ms ({len(page_lags)} deliveries)\n"
         f"  by the page opened: {per_page}\n"
-        f"  server CPU per follower per page change, beyond the polling: {paging_ms:.0f} ms"
+        f"  server CPU per follower per page change, beyond the polling: {paging_ms:.0f} ms;"
+        f" full runs per follower per page change: {runs_per_change:.2f}"
     )
     assert not [e for f in followers for e in f.errors]
     assert len(lags) >= FOLLOWERS * MOVES * 0.9  # (nearly) every follower got (nearly) every step

@@ -6,6 +6,7 @@ for real in tests/test_cluster.py; the Ingress and the container are parsed ther
 """
 
 import http.client
+import os
 import subprocess
 import sys
 import urllib.request
@@ -105,14 +106,17 @@ def test_streamlit_run_serve_py_sends_the_headers_and_refuses_what_the_middlewar
     port, log_path = free_port(), tmp_path / "serve.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "serve.py", *_ARGS, "--server.port", str(port)],
+            [sys.executable, "-m", "streamlit", "run", "mpviz/app/serve.py", *_ARGS, "--server.port", str(port)],
             cwd=ROOT,
+            env={**os.environ, "MPVIZ_WARM_UP": "0"},  # the headers are the test, not the warm-up (tests/test_load.py)
             stdout=log,
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_answering(proc, f"{url}/_stcore/health", log_path, "serve.py", ok=lambda body: body == b"ok")
+        wait_until_answering(
+            proc, f"{url}/_stcore/health", log_path, "mpviz/app/serve.py", ok=lambda body: body == b"ok"
+        )
         page = urllib.request.urlopen(url, timeout=30)
         script = next(p for p in page.read().decode().split('"') if p.startswith("./static/") and p.endswith(".js"))
         for response in (page, urllib.request.urlopen(f"{url}/{script[2:]}", timeout=30)):

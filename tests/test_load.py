@@ -1,4 +1,5 @@
-"""Load test: a class opens one shared link at once, against a real `streamlit run app.py`, then steps through it.
+"""Load test: a class opens one shared link at once, against a real `streamlit run app.py`, then steps through it;
+and a first visitor of a fresh hosted server (`streamlit run serve.py`) finds every lesson and tour stop warmed.
 
 Sessions are small asyncio clients speaking the browser's protocol (tests/protocol.py). First one student opens
 the link (the lesson bundle is computed: cold), then a class of 30 fresh sessions opens it at once (warm: every
@@ -9,13 +10,21 @@ each press → ten times, and the server must hear no rerun request for any of i
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 import time
+import urllib.request
 
 import pytest
+from view import warm_up
 
 from mpviz.app.websocket_session import SUCCESS, SessionRun, open_page, percentile
 from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
+from tests.conftest import ROOT
+from tests.servers import free_port, stop, wait_until_answering
 from tests.test_stepper import STATE, RerunCounter
 
 pytestmark = pytest.mark.slow
@@ -99,3 +108,73 @@ def test_a_class_steps_through_the_lesson_without_one_server_rerun(fresh_streaml
     )
     assert reruns_at_load == CLASS_SIZE  # one run per page load
     assert stepping_reruns == 0
+
+
+WARM_LIMIT_S = 1800  # the whole warm-up (tens of views, a top-size tour stop among them) on a loaded 2-core machine
+
+
+def _first_visits(base_url: str) -> list[tuple[warm_up.Visit, float, bool]]:
+    """Each lesson at its defaults and each tour stop, opened by a fresh session, one after another."""
+    found = []
+    for visit in (v for v in warm_up.visits() if v.locale == warm_up.LOCALES[0]):
+        t0 = time.perf_counter()
+        ok = run_sessions(asyncio.wait_for(warm_up.open_view(base_url, visit), 600))
+        found.append((visit, time.perf_counter() - t0, ok))
+    return found
+
+
+@pytest.mark.xdist_group("serial")  # see conftest: never beside other servers (its warm-up keeps the cores busy)
+def test_a_first_visit_to_a_fresh_hosted_server_finds_its_views_warm(tmp_path, printout):
+    """`streamlit run serve.py` answers health at once, before its warm-up (view/warm_up.py) has finished; once it
+    has, every lesson and tour stop opens for a first visitor from warm caches. Latencies are printed: with
+    MPVIZ_WARM_UP=0 the same visits measure a fresh server without the warm-up (the figure before it)."""
+    warming = os.environ.get("MPVIZ_WARM_UP", "1") != "0"
+    port, log_path = free_port(), tmp_path / "serve.log"
+    url = f"http://127.0.0.1:{port}"
+    args = [
+        "run",
+        "mpviz/app/serve.py",
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+    ]
+    began = time.perf_counter()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", *args], cwd=ROOT, stdout=log, stderr=log)
+    try:
+        wait_until_answering(
+            proc, f"{url}/_stcore/health", log_path, "mpviz/app/serve.py", ok=lambda body: body == b"ok"
+        )
+        health_s = time.perf_counter() - began
+        t0 = time.perf_counter()
+        assert urllib.request.urlopen(f"{url}/_stcore/health", timeout=5).read() == b"ok"
+        again_s = time.perf_counter() - t0
+        assert "warm-up: done" not in log_path.read_text(), "health did not wait for the warm-up"
+        deadline = time.monotonic() + WARM_LIMIT_S
+        while warming and "warm-up: done" not in log_path.read_text():  # the server's log is the only word of it
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
+            time.sleep(1)
+        warmed_s = time.perf_counter() - began
+        visits = _first_visits(url)
+    finally:
+        stop(proc)
+    log = log_path.read_text()
+    lines = [
+        f"first visits to a fresh `streamlit run serve.py` ({'warmed' if warming else 'MPVIZ_WARM_UP=0'}): health "
+        f"answered {health_s:.1f} s after start (again: {again_s * 1e3:.0f} ms)"
+        + (f", warm-up done {warmed_s:.0f} s after start ({log.count('warm-up: ') - 1} views)" if warming else "")
+    ]
+    # what each view cost the warm-up, which opened it on a cold server: a first visitor's wait without it
+    cold = dict(re.findall(r"warm-up: \d+/\d+ (.+) in ([\d.]+) s", log))
+    for v, s, ok in visits:
+        was = f"  (cold, in the warm-up: {cold.get(str(v), '?')} s)" if warming else ""
+        lines.append(f"  {v!s:<72} {s:6.2f} s{'' if ok else '  FAILED'}{was}")
+    worst = max(s for _, s, _ in visits)
+    lines.append(f"  slowest first visit {worst:.2f} s ({os.cpu_count()} cores, shared)")
+    printout("\n".join(lines))
+    assert all(ok for _, _, ok in visits), log[-3000:]
+    if warming:
+        assert "(0 failed)" in log.split("warm-up: done")[1].split("\n")[0], log[-3000:]  # it warmed every view

@@ -9,7 +9,7 @@ from importlib.resources import files
 import plotly.io as pio
 import streamlit as st
 
-from mpviz.app import classroom, text
+from mpviz.app import classroom, text, warm_up
 from mpviz.app.language import choose_language, language_switch
 from mpviz.app.navigation import leave_legacy_pages_mode, navigation
 from mpviz.app.page import guarded, share_link, show_warnings
@@ -41,6 +41,7 @@ def run() -> None:
         classroom.sidebar()
         st.session_state["_run_config"] = sidebar_config(lesson.run_config)
         show_warnings()
+        warm_up.notice()  # a server that just started says how far its warm-up is
         finish_bar = classroom.bar(lesson)
         with guarded(lesson.slug):
             nav.run()

@@ -1,0 +1,78 @@
+"""What a fresh hosted server warms (view/warm_up.py), without a server: the views, the address, the Host it names.
+The warm-up itself, on a real `streamlit run serve.py`, is tests/test_load.py's first-visit test."""
+
+import subprocess
+import sys
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit import config
+from view import warm_up
+
+from mpviz.app import lessons, text, tour
+from tests.apptest import failures, page_app
+from tests.conftest import ROOT
+
+
+def test_every_lesson_and_every_tour_stop_is_warmed_the_home_lesson_first():
+    visits = warm_up.visits()
+    assert visits[0] == warm_up.Visit("", "", "en-US")
+    english = [v for v in visits if v.locale == "en-US"]
+    assert {v.path for v in english if not v.query} == {"" if e.home else e.slug for e in lessons.LESSONS}
+    stops = {int(parse_qs(v.query)["tour"][0]): v for v in english if "tour=" in v.query}
+    assert sorted(stops) == list(range(1, len(tour.stops()) + 1))
+    for n, stop in enumerate(tour.stops(), start=1):  # each stop as its own link opens it
+        assert stops[n].path == ("" if lessons.lesson(stop.page).home else stop.page)
+        assert {k: v[0] for k, v in parse_qs(stops[n].query).items()} == {**stop.query, "tour": str(n)}
+    assert {v.locale for v in visits} == set(warm_up.LOCALES) and len(set(visits)) == len(visits)
+
+
+@pytest.mark.parametrize(
+    ("address", "url"),
+    [("0.0.0.0", "http://127.0.0.1:8765"), ("127.0.0.1", "http://127.0.0.1:8765"), ("::", "http://127.0.0.1:8765")],
+)
+def test_the_server_is_reached_on_its_own_address_or_on_loopback(monkeypatch, address, url):
+    options = {"server.address": address, "server.port": 8765, "server.baseUrlPath": ""}
+    monkeypatch.setattr(config, "get_option", options.__getitem__)
+    assert warm_up.local_url() == url
+    options["server.baseUrlPath"] = "/mpviz/"
+    assert warm_up.local_url() == url + "/mpviz"
+
+
+@pytest.mark.parametrize(
+    ("allowed", "host"),
+    [
+        ([], None),
+        (["*"], None),
+        (["mpviz.example.org", "localhost"], "mpviz.example.org"),
+        (["*.hf.space"], "warm-up.hf.space"),
+    ],
+)
+def test_the_warm_up_names_a_host_the_server_accepts(monkeypatch, allowed, host):
+    monkeypatch.setattr(config, "get_option", {"server.allowedHosts": allowed}.__getitem__)
+    assert warm_up._host_header() == host
+
+
+def test_no_warm_up_when_turned_off(monkeypatch):
+    monkeypatch.setenv("MPVIZ_WARM_UP", "0")
+    assert warm_up.start("http://127.0.0.1:1") is False
+
+
+def test_serve_py_loads_without_torch_so_health_does_not_wait_for_it():
+    """serve.py is imported before the server listens: the warm-up imports mpviz (torch) on its thread, later."""
+    probe = "import sys, serve; print(sorted({'torch', 'mpviz'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-2000:]
+
+
+def test_pages_say_how_far_the_warm_up_is_while_it_runs_and_nothing_after(monkeypatch):
+    words = text.load("en", "queue")["warming"].split("{")[0]
+    monkeypatch.setattr(warm_up, "_state", warm_up.Progress(3, 30, 0, "/scaler (en-US)"))
+    at = page_app("mpviz/pages/glossary.py")
+    at.run()
+    (said,) = [c.value for c in at.caption if words in c.value]
+    assert "3 of 30" in said and "/scaler (en-US)" in said
+    monkeypatch.setattr(warm_up, "_state", warm_up.Progress(30, 30, 0, None, finished=True))
+    at = page_app("mpviz/pages/glossary.py")
+    at.run()
+    assert not [c for c in at.caption if words in c.value] and not failures(at)
