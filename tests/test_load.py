@@ -18,8 +18,8 @@ import time
 import urllib.request
 
 import pytest
-from view import warm_up
 
+from mpviz.app import warm_up
 from mpviz.app.websocket_session import SUCCESS, SessionRun, open_page, percentile
 from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
@@ -125,7 +125,7 @@ def _first_visits(base_url: str) -> list[tuple[warm_up.Visit, float, bool]]:
 
 @pytest.mark.xdist_group("serial")  # see conftest: never beside other servers (its warm-up keeps the cores busy)
 def test_a_first_visit_to_a_fresh_hosted_server_finds_its_views_warm(tmp_path, printout):
-    """`streamlit run serve.py` answers health at once, before its warm-up (view/warm_up.py) has finished; once it
+    """`streamlit run serve.py` answers health at once, before its warm-up (mpviz/app/warm_up.py) has finished; once it
     has, every lesson and tour stop opens for a first visitor from warm caches. Latencies are printed: with
     MPVIZ_WARM_UP=0 the same visits measure a fresh server without the warm-up (the figure before it)."""
     warming = os.environ.get("MPVIZ_WARM_UP", "1") != "0"

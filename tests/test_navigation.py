@@ -45,7 +45,7 @@ def throwaway_lesson(monkeypatch, tmp_path):
     page_file = Path(APP).parent / page.page
     words = text.LOCALES / "en" / "zz_demo.toml"
     page_file.write_text(
-        'from view import text\nfrom mpviz.app.page import page_header\n\npage_header(text.section("zz_demo"))\n'
+        'from mpviz.app import text\nfrom mpviz.app.page import page_header\n\npage_header(text.section("zz_demo"))\n'
     )
     words.write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
     monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, page))

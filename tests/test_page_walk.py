@@ -12,13 +12,13 @@ import pytest
 import streamlit as st
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from mpviz.app import fragment_page
 from mpviz.app.lessons import lesson
 from mpviz.app.run_config import SIDEBAR_PARAMS
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE, page_report
 from tests.test_classroom_browser import _open, _room_code
 from tests.test_stepper import STATE
-from view import fragment_page
 
 WALK = ("mpviz/pages/formats.py", "mpviz/pages/softmax.py", "mpviz/pages/glossary.py", "mpviz/pages/attention.py")
 CHOSEN = {"dtype": "fp16", "causal": "0", "seq": "12", "softmax": "naive"}  # every one differs from its default

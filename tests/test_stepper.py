@@ -33,7 +33,7 @@ from mpviz.emulation import EMULATION_LIMITS
 from mpviz.formats import FORMAT_NAMES, decode, encode, resolve_format
 from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
-from mpviz.presentation.figures.style import DTYPE_COLORS
+from mpviz.presentation.palette import DTYPE_COLORS
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
 from tests.prerequisites import require_node_tooling

@@ -1,4 +1,4 @@
-"""What a fresh hosted server warms (view/warm_up.py), without a server: the views, the address, the Host it names.
+"""What a fresh hosted server warms (mpviz/app/warm_up.py), without a server: the views, the address, the Host it names.
 The warm-up itself, on a real `streamlit run serve.py`, is tests/test_load.py's first-visit test."""
 
 import subprocess
@@ -7,9 +7,8 @@ from urllib.parse import parse_qs
 
 import pytest
 from streamlit import config
-from view import warm_up
 
-from mpviz.app import lessons, text, tour
+from mpviz.app import lessons, text, tour, warm_up
 from tests.apptest import failures, page_app
 from tests.conftest import ROOT
 

@@ -38,10 +38,10 @@ import streamlit as st
 # import (tests/test_rooms.py, tests/test_classroom_browser.py), and presenters can no longer be told apart.
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from view.fragment_page import keep_to_page
 
 from mpviz.app import goto, lessons, text
 from mpviz.app.client import client_id
+from mpviz.app.fragment_page import keep_to_page
 from mpviz.app.page import presenting, warn
 from mpviz.app.rooms import (
     KEY,

@@ -20,7 +20,8 @@ from mpviz.app import text
 from mpviz.app.navigation import leave_legacy_pages_mode
 from mpviz.app.serving.workers import WorkerCrashed, WorkerTimeout
 from mpviz.presentation.figures.shared import SharedFigure
-from mpviz.presentation.figures.style import dtype_color, ink, presented_spec
+from mpviz.presentation.figures.style import presented_spec
+from mpviz.presentation.palette import dtype_color, ink
 
 Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a column, a placeholder
 
