@@ -59,7 +59,7 @@ def test_no_warm_up_when_turned_off(monkeypatch):
 
 def test_serve_py_loads_without_torch_so_health_does_not_wait_for_it():
     """serve.py is imported before the server listens: the warm-up imports mpviz (torch) on its thread, later."""
-    probe = "import sys, serve; print(sorted({'torch', 'mpviz'} & set(sys.modules)))"
+    probe = "import sys, mpviz.app.serve; print(sorted({'torch', 'mpviz.trace', 'mpviz.model'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-2000:]
 

@@ -3,9 +3,11 @@
 - personal_keys.json: URL keys that are a browser's role in a class, never in a shared link (mpviz/app/page.py,
   assets/components/stepper/place.js).
 - stepper_keys.json: the stepper's own URL keys and the values of view and phase (mpviz/app/url.py, place.js).
-- stepper_meta.schema.json: the payload's "meta" (mpviz/presentation/stepper_payload.py builds it, stepper/meta.js reads
-it).
+- stepper_meta.schema.json: the payload's "meta" (mpviz/presentation/stepper_payload.py builds it, stepper/meta.js
+  reads it).
 - bundle.schema.json: the lesson bundle (mpviz/bundle.py, mpviz/model_bundle.py write it; the stepper reads it).
+The two schemas are JSON Schema 2020-12 (jsonschema's default) without a "$schema" key: the stepper carries them, and
+the offline lesson file names no URL at all.
 
 Tests tie both sides: tests/test_contracts.py (Python) and assets/components/stepper/test/contracts.test.js (node).
 Plain data, no imports beyond the standard library: any layer may read them.

@@ -827,7 +827,6 @@ var Layout = class {
 
 // mpviz/contracts/stepper_meta.schema.json
 var stepper_meta_schema_default = {
-  $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "mpviz/contracts/stepper_meta.schema.json",
   title: "StepperMeta",
   description: `The stepper payload's "meta" (mpviz/presentation/stepper_payload.py builds it, assets/components/stepper/meta.js reads it): how this mount of the stepper behaves. A flag is present (1) or absent, never 0.`,
