@@ -5,6 +5,7 @@ the app's navigation, in the parametrised page tests' list and in the CLI's less
 """
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,14 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from mpviz import lessons
-from tests import test_pages
-from tests.apptest import APP, failures
+from tests import apptest, test_pages
+from tests.apptest import failures
 from tests.cli import run_cli
-from view import text
+from view import locales
 
 
 def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
-    at = AppTest.from_file(APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
+    at = AppTest.from_file(apptest.APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
     at.switch_page("pages/scaler.py").run()
     assert not failures(at)
     assert PagesManager.uses_pages_directory is False
@@ -32,7 +33,7 @@ def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
 
     for module in (view.navigation, view.page):
         monkeypatch.setattr(module, "leave_legacy_pages_mode", lambda: None)
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(apptest.APP, default_timeout=120)
     at.switch_page("pages/scaler.py").run()
     assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
     assert "_page" not in at.session_state, "no app.py: no navigation, no language, no share link"
@@ -41,27 +42,32 @@ def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
 
 @pytest.fixture
 def throwaway_lesson(monkeypatch, tmp_path):
-    """A lesson that exists only for this test: its page file, its words, one registry entry."""
+    """A lesson that exists only for this test: its page file, its words, one registry entry. The page goes into a
+    copy of the app's entry files (app.py, pages/; assets/ linked) and the words into a copy of locales/, both in
+    tmp_path: nothing is written into the repository."""
+    root = Path(apptest.APP).parent
+    app = tmp_path / "app"
+    shutil.copytree(root / "pages", app / "pages")
+    shutil.copy(apptest.APP, app / "app.py")
+    (app / "assets").symlink_to(root / "assets")
     page = lessons.Lesson("zz_demo", ":material/science:", ("lessons",), run_config="none")
-    page_file = Path(APP).parent / page.page
-    words = text.LOCALES / "en" / "zz_demo.toml"
-    page_file.write_text(
+    (app / page.page).write_text(
         'from view import text\nfrom view.page import page_header\n\npage_header(text.section("zz_demo"))\n'
     )
-    words.write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
+    words = shutil.copytree(locales.LOCALES, tmp_path / "locales")
+    (words / "en" / "zz_demo.toml").write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
+    monkeypatch.setattr(apptest, "APP", str(app / "app.py"))  # tests.apptest.page_app opens the copy too
+    monkeypatch.setattr(locales, "LOCALES", words)
     monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, page))
-    text.load.cache_clear()
-    try:
-        yield page
-    finally:
-        page_file.unlink()
-        words.unlink()
-        text.load.cache_clear()
+    locales.load.cache_clear()
+    locales.plain.cache_clear()
+    yield page
+    locales.load.cache_clear()  # words read from the copy must not outlive it
+    locales.plain.cache_clear()
 
 
-@pytest.mark.xdist_group("serial")  # writes into pages/ and locales/: see conftest
 def test_a_registered_lesson_is_in_navigation_tests_and_cli(throwaway_lesson, capsys):
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(apptest.APP, default_timeout=120).run()
     assert not failures(at)
     at.switch_page(throwaway_lesson.page).run()
     assert not failures(at)
