@@ -162,6 +162,7 @@ def test_other_autocast_backends_are_listed_and_probeable_ones_classify():
             assert sum(p.counts().values()) == backends[device].n_ops
 
 
+@pytest.mark.slow  # the one real child probe: an interpreter that imports torch and probes every op
 def test_device_policy_probes_in_a_child_then_reads_the_disk_cache(cache, cpu, monkeypatch):
     pol._device_policy.cache_clear()
     assert pol.device_policy("cpu") == cpu
