@@ -33,9 +33,9 @@ def pytest_addoption(parser, pluginmanager):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(items):
-    """Tests that start a server or a browser, measure load or memory, or write into the repository (marked
-    `xdist_group("serial")` in their module) all run on one worker, one after another: servers never overlap, one
-    shared server serves them, and no other test sees a throw-away file. The rest spread over both workers."""
+    """Tests that start a server or a browser, or measure load or memory (marked `xdist_group("serial")` in their
+    module), all run on one worker, one after another: servers never overlap and one shared server serves them.
+    The rest spread over both workers. (No test writes into the repository: throw-away files go to tmp_path.)"""
     for item in items:
         if SERIAL_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.xdist_group(SERIAL))
