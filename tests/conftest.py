@@ -1,6 +1,7 @@
 """Shared fixtures: empty Streamlit caches per test, a real `streamlit run app.py` for server-level tests, and how
 the run is split over two processes (pytest-xdist) without letting server tests overlap or hiding their figures."""
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from mpviz import admission, workers
 from mpviz.admission import BoundedCache, default_cache
@@ -22,6 +24,10 @@ SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
 # A served app computes in worker processes (mpviz.workers), as hosted; page tests in this process compute
 # in-process, so that their monkeypatches reach the engine.
 workers.set_default_pool(None)
+# Hypothesis keeps what it stores (the examples it found, replayed first next time; its character tables) in the
+# user's cache instead of a .hypothesis/ folder of the checkout: no test writes into the repository.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # as mpviz.policy.cache_dir
+set_hypothesis_home_dir(str(USER_CACHE / "mpviz-tests" / "hypothesis"))
 
 
 def pytest_addoption(parser, pluginmanager):
