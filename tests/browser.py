@@ -18,6 +18,20 @@ QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyCha
     && document.querySelectorAll('.js-plotly-plot .main-svg').length >= c; }"""
 
 
+def wait_until_still(page, measure: str, frames: int = 5, timeout: float = 30_000) -> None:
+    """Wait until `measure` (JS: a function of no arguments that returns JSON-able data, such as element boxes)
+    gives the same value on `frames` animation frames in a row: a scroll or a re-layout has come to rest. The frames
+    are the browser's own event, awaited instead of a guessed time; a smooth scroll changes the value every frame."""
+    page.evaluate("() => { window.__mpvizStill = {last: null, same: 0}; }")
+    page.wait_for_function(
+        f"""() => {{ const now = JSON.stringify(({measure})()), still = window.__mpvizStill;
+          still.same = now === still.last ? still.same + 1 : 0; still.last = now;
+          return still.same >= {frames - 1}; }}""",
+        polling="raf",
+        timeout=timeout,
+    )
+
+
 def require_chromium() -> str:
     return require_debian_tool(CHROMIUM, "chromium")
 

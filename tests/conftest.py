@@ -1,6 +1,7 @@
 """Shared fixtures: empty Streamlit caches per test, a real `streamlit run app.py` for server-level tests, and how
 the run is split over two processes (pytest-xdist) without letting server tests overlap or hiding their figures."""
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from mpviz.app.serving import admission, workers
 from mpviz.app.serving.admission import BoundedCache, default_cache
@@ -22,6 +24,10 @@ SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
 # A served app computes in worker processes (mpviz.app.serving.workers), as hosted; page tests in this process compute
 # in-process, so that their monkeypatches reach the engine.
 workers.set_default_pool(None)
+# Hypothesis keeps what it stores (the examples it found, replayed first next time; its character tables) in the
+# user's cache instead of a .hypothesis/ folder of the checkout: no test writes into the repository.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # as mpviz.policy.cache_dir
+set_hypothesis_home_dir(str(USER_CACHE / "mpviz-tests" / "hypothesis"))
 
 
 def pytest_addoption(parser, pluginmanager):
@@ -33,9 +39,9 @@ def pytest_addoption(parser, pluginmanager):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(items):
-    """Tests that start a server or a browser, measure load or memory, or write into the repository (marked
-    `xdist_group("serial")` in their module) all run on one worker, one after another: servers never overlap, one
-    shared server serves them, and no other test sees a throw-away file. The rest spread over both workers."""
+    """Tests that start a server or a browser, or measure load or memory (marked `xdist_group("serial")` in their
+    module), all run on one worker, one after another: servers never overlap and one shared server serves them.
+    The rest spread over both workers. (No test writes into the repository: throw-away files go to tmp_path.)"""
     for item in items:
         if SERIAL_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.xdist_group(SERIAL))

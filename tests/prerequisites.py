@@ -51,7 +51,9 @@ def require_node_tooling() -> str:
     and package-lock.json pin them): so the README's test command runs the JS lint and unit tests too."""
     node, npm = shutil.which("node"), shutil.which("npm")
     require(bool(node and npm), "node and npm", "apt-get install -y nodejs npm; node >= 20.19")
-    with open(ROOT / "node_modules.lock", "w") as lock:  # two pytest workers must not run `npm ci` at once
+    # Two pytest workers must not run `npm ci` at once: they take turns on the lockfile itself (a lock of its own
+    # would be one more file written into the checkout; node_modules/ is git-, docker-, eslint- and prettier-ignored).
+    with open(ROOT / "package-lock.json", "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (ROOT / "node_modules" / ".package-lock.json").is_file():
             ci = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=ROOT, capture_output=True, text=True)

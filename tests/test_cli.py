@@ -1,6 +1,7 @@
 """`python -m mpviz`: JSON shape, readable tables, and the contract on hostile input.
 
-Every test but one calls `main(argv)` in-process. The contract (module doc of mpviz.__main__): bad input exits 2
+Every test but two calls `main(argv)` in-process; those two start `python -m mpviz` as a shell would (marked slow:
+each child imports torch). The contract (module doc of mpviz.__main__): bad input exits 2
 with exactly one line on stderr and nothing on stdout; success with --json prints one strict JSON document;
 output is ASCII whatever the terminal's encoding; a reader that goes away ends the run quietly with 141.
 """
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -383,8 +385,41 @@ def test_output_is_the_same_ascii_whatever_the_terminal(capsys):
     assert r.returncode == 0 and "input         \\uff15" in r.stdout
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trace", "--seq", "4", "--dim", "8", "--heads", "2", "--bundle"],  # ~170 KB: more than a pipe holds
+        ["bits", "1", "--format", "fp16"],  # ~300 bytes: all of it fits in the pipe before the reader leaves
+    ],
+)
+def test_a_reader_that_takes_10_bytes_and_leaves_gets_141(args, monkeypatch, capsys):
+    """`python -m mpviz ... | head -c 10`, long output or short: 141, nothing on stderr. In-process, over a real pipe
+    whose reader takes 10 bytes and closes its end: the blocked write, the EPIPE and the wait for a reader that
+    left are the kernel's, as in a shell; the child-process test below adds the interpreter's start and exit."""
+    read_end, write_end = os.pipe()
+    taken = []
+
+    def head_c_10() -> None:
+        got = b""
+        while len(got) < 10 and (chunk := os.read(read_end, 10 - len(got))):
+            got += chunk
+        taken.append(got)
+        os.close(read_end)
+
+    reader = threading.Thread(target=head_c_10)
+    reader.start()
+    with open(write_end, "w", encoding="ascii") as pipe:
+        monkeypatch.setattr(sys, "stdout", pipe)
+        code = cli.main(list(args))
+        monkeypatch.undo()
+    reader.join(timeout=120)
+    assert taken[0] and len(taken[0]) == 10
+    assert code == 141 and capsys.readouterr().err == ""
+
+
+@pytest.mark.slow  # three interpreters that import torch: the quick run keeps the in-process tests of each case
 def test_real_exit_codes_and_streams_in_a_child_process():
-    """The one subprocess test: what a shell sees (exit status, bytes on each stream, a closed pipe)."""
+    """What a shell sees (exit status, bytes on each stream, a closed pipe, the interpreter's exit): a child each."""
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
     cmd = [sys.executable, "-m", "mpviz"]
     ok = subprocess.run([*cmd, "softmax", "--scenario", "long"], cwd=ROOT, env=env, capture_output=True)
@@ -401,24 +436,7 @@ def test_real_exit_codes_and_streams_in_a_child_process():
     assert gone.wait(timeout=120) == 141 and err == b""
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["trace", "--seq", "4", "--dim", "8", "--heads", "2", "--bundle"],  # ~170 KB: more than a pipe holds
-        ["bits", "1", "--format", "fp16"],  # ~300 bytes: all of it fits in the pipe before the reader leaves
-    ],
-)
-def test_a_reader_that_takes_10_bytes_and_leaves_gets_141(args):
-    """`python -m mpviz ... | head -c 10`, long output or short: 141, nothing on stderr."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mpviz", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert len(proc.stdout.read(10)) == 10
-    proc.stdout.close()
-    err = proc.stderr.read()
-    assert proc.wait(timeout=120) == 141 and err == b""
-
-
+@pytest.mark.slow  # a fresh interpreter that imports torch, since the blocked imports must not be loaded already
 def test_the_cli_runs_with_the_engine_s_needs_alone():
     """A GPU box with torch, numpy and ml_dtypes but no plotly or Streamlit runs every command but `export` (whose
     colours come from the view's palette): seen on a CUDA machine, where the eager import failed `trace` too."""

@@ -71,7 +71,6 @@ def _words(lang: str, name: str) -> dict[str, object]:
 SECTIONS = sorted(p.stem for p in (LOCALES / "en").glob("*.toml"))
 
 
-@pytest.mark.xdist_group("serial")  # test_navigation's throw-away lesson writes a locale file: see conftest
 def test_every_locale_file_exists_in_each_language():
     for lang in text.LANGUAGES:
         assert sorted(p.stem for p in (LOCALES / lang).glob("*.toml")) == SECTIONS, lang

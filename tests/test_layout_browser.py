@@ -12,7 +12,7 @@ whether it is cut: wide ones fold into expanders in presenter mode, checked on s
 import pytest
 
 from mpviz.app.lessons import LESSONS
-from tests.browser import APP_IDLE, QUIET
+from tests.browser import APP_IDLE, QUIET, wait_until_still
 
 pytestmark = pytest.mark.browser
 
@@ -125,15 +125,15 @@ def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser
     page.wait_for_selector(APP_IDLE, timeout=300_000)
     page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     page.wait_for_function(QUIET, timeout=60_000)
-    page.wait_for_timeout(500)
+    wait_until_still(page, STEPPER_BOXES)
     first = page.evaluate(STEPPER_BOXES)
     for _ in range(20):  # well into the backward pass: the graph's far end
         page.keyboard.press("ArrowRight")
     page.wait_for_function(f"({STATE})().step === 20", timeout=10_000)
-    page.wait_for_timeout(500)
+    wait_until_still(page, STEPPER_BOXES)  # the graph's column has scrolled its node into view
     later = page.evaluate(STEPPER_BOXES)
     page.evaluate(CARD_END_IN_VIEW)
-    page.wait_for_timeout(300)
+    wait_until_still(page, STEPPER_BOXES)
     scrolled = page.evaluate(STEPPER_BOXES)
     context.close()
     printout(

@@ -1,66 +1,72 @@
-"""Navigation comes from the lesson registry alone, and the legacy pages/ workaround is needed (and works).
+"""Navigation comes from the lesson registry alone, and no legacy pages/ folder can take the first run.
 
 Adding a lesson touches only its own files and one registry entry: a throw-away lesson registered here shows up in
 the app's navigation, in the parametrised page tests' list and in the CLI's lesson listing.
 """
 
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
-from mpviz.app import lessons, text
-from tests import test_pages
-from tests.apptest import APP, failures
+from mpviz.app import lessons
+from mpviz.presentation import locales
+from tests import apptest, test_pages
+from tests.apptest import failures
 from tests.cli import run_cli
+from tests.conftest import ROOT
 
 
-def test_a_fresh_process_runs_app_py_first_even_with_a_pages_folder():
-    at = AppTest.from_file(APP, default_timeout=120)  # AppTest resets the legacy flag: a fresh process
+def test_no_pages_folder_sits_beside_an_entry_script():
+    """Streamlit runs a fresh process's first run in legacy multipage mode from a `pages/` folder beside the entry
+    script, which could skip it: the pages live in the package instead."""
+    for entry in (ROOT / "app.py", ROOT / "mpviz" / "app" / "entry.py"):
+        assert not (entry.parent / "pages").exists(), entry
+
+
+def test_a_fresh_process_runs_the_entry_script_first():
+    at = AppTest.from_file(apptest.APP, default_timeout=120)
     at.switch_page("mpviz/pages/scaler.py").run()
     assert not failures(at)
-    assert PagesManager.uses_pages_directory is False
+    assert PagesManager.uses_pages_directory is not True
     assert at.session_state["_page"] == "scaler", "app.py ran: it names the lesson it shows"
 
 
-def test_without_the_workaround_the_first_run_skips_app_py(monkeypatch):
-    import mpviz.app.navigation
-    import mpviz.app.page
+@dataclass(frozen=True)
+class _ThrowAwayLesson(lessons.Lesson):
+    where: Path = Path()
 
-    for module in (mpviz.app.navigation, mpviz.app.page):
-        monkeypatch.setattr(module, "leave_legacy_pages_mode", lambda: None)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page("mpviz/pages/scaler.py").run()
-    assert PagesManager.uses_pages_directory is True  # Streamlit's legacy pages/ mode ran the page file itself
-    assert "_page" not in at.session_state, "no app.py: no navigation, no language, no share link"
-    PagesManager.uses_pages_directory = None
+    @property
+    def page(self) -> Path:  # its page lives in tmp_path, not in the package
+        return self.where
 
 
 @pytest.fixture
 def throwaway_lesson(monkeypatch, tmp_path):
-    """A lesson that exists only for this test: its page file, its words, one registry entry."""
-    page = lessons.Lesson("zz_demo", ":material/science:", ("lessons",), run_config="none")
-    page_file = Path(APP).parent / page.page
-    words = text.LOCALES / "en" / "zz_demo.toml"
+    """A lesson that exists only for this test: its page file, its words, one registry entry, all in tmp_path (a copy
+    of the locales beside its page): nothing is written into the repository or the installed package."""
+    page_file = tmp_path / "zz_demo.py"
     page_file.write_text(
         'from mpviz.app import text\nfrom mpviz.app.page import page_header\n\npage_header(text.section("zz_demo"))\n'
     )
-    words.write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
+    page = _ThrowAwayLesson("zz_demo", ":material/science:", ("lessons",), run_config="none", where=page_file)
+    words = shutil.copytree(locales.LOCALES, tmp_path / "locales")
+    (words / "en" / "zz_demo.toml").write_text('title = "A throw-away lesson"\nintro = "It exists for one test."\n')
+    monkeypatch.setattr(locales, "LOCALES", words)
     monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, page))
-    text.load.cache_clear()
-    try:
-        yield page
-    finally:
-        page_file.unlink()
-        words.unlink()
-        text.load.cache_clear()
+    locales.load.cache_clear()
+    locales.plain.cache_clear()
+    yield page
+    locales.load.cache_clear()  # words read from the copy must not outlive it
+    locales.plain.cache_clear()
 
 
-@pytest.mark.xdist_group("serial")  # writes into pages/ and locales/: see conftest
 def test_a_registered_lesson_is_in_navigation_tests_and_cli(throwaway_lesson, capsys):
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(apptest.APP, default_timeout=120).run()
     assert not failures(at)
     at.switch_page(throwaway_lesson.page).run()
     assert not failures(at)

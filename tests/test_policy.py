@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,7 @@ def test_other_autocast_backends_are_listed_and_probeable_ones_classify():
             assert sum(p.counts().values()) == backends[device].n_ops
 
 
+@pytest.mark.slow  # the one real child probe: an interpreter that imports torch and probes every op
 def test_device_policy_probes_in_a_child_then_reads_the_disk_cache(cache, cpu, monkeypatch):
     pol._device_policy.cache_clear()
     assert pol.device_policy("cpu") == cpu
@@ -237,7 +239,17 @@ def test_unknown_devices_are_refused():
         probe.probe_policy("maia")  # has an autocast key, but fake tensors never reach it
 
 
-def test_cli_policy_json_on_a_cpu_only_machine(cache, capsys):
+@pytest.fixture
+def probed_here(cache, cpu, cuda, monkeypatch) -> Iterator[None]:
+    """An empty policy cache whose probes run in this process (the module's probes): the CLI reads the policy that
+    `device_policy` returns, which a child computes with the same `probe_policy` (the child test above checks it)."""
+    monkeypatch.setattr(pol, "_probe_in_child", {"cpu": cpu, "cuda": cuda}.__getitem__)
+    pol._device_policy.cache_clear()
+    yield
+    pol._device_policy.cache_clear()
+
+
+def test_cli_policy_json_on_a_cpu_only_machine(probed_here, capsys):
     assert main(["policy", "--device", "cuda", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["device"] == "cuda" and data["torch"] == torch.__version__
@@ -246,7 +258,7 @@ def test_cli_policy_json_on_a_cpu_only_machine(cache, capsys):
     assert {"notes", "probe_errors", "fixed_cast_dtype"} <= set(data)
 
 
-def test_cli_policy_table_and_bad_device(cache, capsys):
+def test_cli_policy_table_and_bad_device(probed_here, capsys):
     assert main(["policy", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "aten::cat" in out and "promote" in out and torch.__version__ in out

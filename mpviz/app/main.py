@@ -11,7 +11,7 @@ import streamlit as st
 
 from mpviz.app import classroom, text, warm_up
 from mpviz.app.language import choose_language, language_switch
-from mpviz.app.navigation import leave_legacy_pages_mode, navigation
+from mpviz.app.navigation import navigation
 from mpviz.app.page import guarded, share_link, show_warnings
 from mpviz.app.run_config import sidebar_config
 from mpviz.app.serving import run_slots
@@ -32,7 +32,6 @@ def run() -> None:
             layout="wide",
             initial_sidebar_state="collapsed" if presenter_link else "auto",
         )
-        leave_legacy_pages_mode()
         st.html(STYLE)
         language_switch()  # the sidebar's first control
         nav, lesson = navigation()

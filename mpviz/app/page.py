@@ -17,7 +17,6 @@ from streamlit.delta_generator import DeltaGenerator
 
 from mpviz import contracts
 from mpviz.app import text
-from mpviz.app.navigation import leave_legacy_pages_mode
 from mpviz.app.serving.workers import WorkerCrashed, WorkerTimeout
 from mpviz.presentation.figures.shared import SharedFigure
 from mpviz.presentation.figures.style import presented_spec
@@ -27,9 +26,8 @@ Container = DeltaGenerator | ModuleType  # where an element goes: `st` itself, a
 
 
 def page_header(words: Mapping) -> None:
-    """Every page starts here: legacy-mode guard, title, one paragraph of introduction (from its locale file). In
+    """Every page starts here: title, one paragraph of introduction (from its locale file). In
     presenter mode the introduction is folded away: a projector's first screen is the lesson itself."""
-    leave_legacy_pages_mode()
     st.title(words["title"])
     if presenting():
         with st.expander(text.section("classroom")["about"]):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 import mpviz
-from mpviz.app import navigation, text
+from mpviz.app import text
 from mpviz.app.glossary import term_help
 from mpviz.app.page import warn
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
@@ -140,6 +140,5 @@ def _controls(words, devices: list[str]) -> None:
 def run_config() -> RunConfig:
     """The config app.py's sidebar produced for this run (rendered here if a page runs on its own)."""
     if "_run_config" not in st.session_state:
-        navigation.leave_legacy_pages_mode()  # a page run without app.py has no language yet: rerun through app.py
         st.session_state["_run_config"] = sidebar_config()
     return st.session_state["_run_config"]
