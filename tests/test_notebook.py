@@ -26,7 +26,8 @@ import transformers  # a test dependency (requirements-dev.txt): missing, this m
 from torch import nn
 
 import mpviz
-from mpviz.model_bundle import ModelBundleError, model_bundle
+from mpviz.model_bundle import SAMPLE_ABOVE, ModelBundleError, model_bundle
+from mpviz.stats import SAMPLE_SIZE
 from tests.prerequisites import require_python_packages
 from tests.test_stepper import bundle_schema
 from view import locales
@@ -269,8 +270,8 @@ def test_large_outputs_have_sampled_statistics_and_say_so():
     sampled = [o for o in out.values() if "sampled" in o["stats"]]
     exact = [o for o in out.values() if "sampled" not in o["stats"]]
     assert sampled and exact
-    assert all(o["stats"]["numel"] > 2**16 and o["stats"]["sampled"] == 2**13 for o in sampled)
-    assert all(o["stats"]["numel"] <= 2**16 for o in exact)
+    assert all(o["stats"]["numel"] > SAMPLE_ABOVE and o["stats"]["sampled"] == SAMPLE_SIZE for o in sampled)
+    assert all(o["stats"]["numel"] <= SAMPLE_ABOVE for o in exact)
     jsonschema.validate(b, bundle_schema())
 
 
