@@ -14,8 +14,8 @@ same stepper steps through it. What differs from the attention lesson's bundle:
   gradients as autograd left them), and no float64 gradient outlives its comparison. A model that cannot run in
   float64 (a kernel without a float64 version, a dtype fixed inside its code) still gets its bundle:
   `run.reference_failed` names the exception's type and there are no errors.
-- Outputs of more than `SAMPLE_ABOVE` (8,192) elements get sampled statistics (`mpviz.stats`: exact min/max, non-finite and
-  overflow counts, the rest from an even sample; `stats.sampled` in the bundle says how many elements).
+- Outputs of more than `SAMPLE_ABOVE` (8,192) elements get sampled statistics (`mpviz.stats`: exact min/max,
+  non-finite and overflow counts, the rest from an even sample; `stats.sampled` in the bundle says how many).
 - Every op keeps the small sample (`mpviz.bundle.OTHER_SAMPLE`, an 8×8 corner) whatever it is, so the bundle grows
   by about one kilobyte per op; `MAX_EVENTS` and `MAX_BYTES` bound it, and a model past either raises
   `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on:
