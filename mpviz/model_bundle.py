@@ -19,8 +19,10 @@ same stepper steps through it. What differs from the attention lesson's bundle:
 - Every op keeps the small sample (`mpviz.bundle.OTHER_SAMPLE`, an 8×8 corner) whatever it is, so the bundle grows
   by about one kilobyte per op; `MAX_EVENTS` and `MAX_BYTES` bound it, and a model past either raises
   `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on:
-  the op past `MAX_EVENTS` stops the trace at once, and a bundle past `MAX_BYTES` is refused before the float64
-  run. Bad requests raise `ModelBundleError` too, before any work where they can be seen (see its codes).
+  the op past `MAX_EVENTS` stops the trace at once (and a model with many parameter tensors whose step, counted
+  first untraced by `mpviz.op_count`, runs past it is refused before any tracing), and a bundle past
+  `MAX_BYTES` is refused before the float64 run. Bad requests raise `ModelBundleError` too, before any work
+  where they can be seen (see its codes).
 - `progress(Progress)` is told the phase, the ops so far and an estimate of the time left, a few times a second;
   what it raises (KeyboardInterrupt) ends the trace with the guarantees below kept.
 
@@ -58,6 +60,7 @@ from mpviz.bundle import (
 )
 from mpviz.model import parse_autocast_dtype
 from mpviz.notices import feeding_casts
+from mpviz.op_count import ops_past_cap
 from mpviz.serialize import to_jsonable
 from mpviz.stats import SAMPLE_SIZE, dtype_name
 from mpviz.trace import Trace, TraceError, trace
@@ -364,6 +367,12 @@ def _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_event
     model.to(device)
     kwargs = dict(kwargs or {})
     loss_fn = loss or default_loss
+    if max_events is not None:  # far past the cap: refused in a fraction of a second, before any tracing
+        ac = parse_autocast_dtype(dtype)
+        autocast = torch.autocast(torch.device(device).type, dtype=ac) if ac is not None else None
+        counted = ops_past_cap(model, _to(inputs, device), _to(kwargs, device), loss_fn, max_events, autocast)
+        if counted is not None:
+            raise ModelBundleError("too_many_events", max_events, counted)
     reporter = _Reporter(progress, reference)
     kept = _Kept({PARAM_GRAD + n for n, _ in model.named_parameters()}) if reference else None
     t = _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter, max_events, kept)
