@@ -104,28 +104,33 @@ def _sample(values: np.ndarray | None, full_shape: tuple[int, ...], caps: dict[s
     }
 
 
+def _number(x: float) -> float | str:
+    """A float as strict JSON holds it (serialize.to_jsonable's words for nan and ±inf), without its generic walk:
+    a model's bundle has thousands of outputs."""
+    x = float(x)
+    return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+
 def _output(info, caps) -> dict:
     out: dict[str, Any] = {"dtype": info.dtype, "shape": list(info.shape)}
     if info.stats is not None:
         s = info.stats
-        out["stats"] = to_jsonable(
-            {
-                "numel": s.numel,
-                "min": s.min,
-                "max": s.max,
-                "abs_max": s.abs_max,
-                "mean": s.mean,
-                "std": s.std,
-                "nan": s.nan,
-                "posinf": s.posinf,
-                "neginf": s.neginf,
-                "zero": s.zero,
-                "subnormal": s.subnormal,
-                "overflow": s.overflow_frac,
-                "underflow": s.underflow_frac,
-                "log2_hist": s.log2_hist,
-            }
-        )
+        out["stats"] = {
+            "numel": int(s.numel),
+            "min": _number(s.min),
+            "max": _number(s.max),
+            "abs_max": _number(s.abs_max),
+            "mean": _number(s.mean),
+            "std": _number(s.std),
+            "nan": int(s.nan),
+            "posinf": int(s.posinf),
+            "neginf": int(s.neginf),
+            "zero": int(s.zero),
+            "subnormal": int(s.subnormal),
+            "overflow": {k: _number(v) for k, v in s.overflow_frac.items()},
+            "underflow": {k: _number(v) for k, v in s.underflow_frac.items()},
+            "log2_hist": [[int(e), int(c)] for e, c in s.log2_hist],
+        }
     sample = _sample(info.sample, info.shape, caps)
     if sample is not None:
         out["sample"] = sample

@@ -14,13 +14,15 @@ same stepper steps through it. What differs from the attention lesson's bundle:
   gradients as autograd left them), and no float64 gradient outlives its comparison. A model that cannot run in
   float64 (a kernel without a float64 version, a dtype fixed inside its code) still gets its bundle:
   `run.reference_failed` names the exception's type and there are no errors.
-- Outputs of more than `SAMPLE_ABOVE` elements get sampled statistics (`mpviz.stats`: exact min/max, non-finite and
-  overflow counts, the rest from an even sample; `stats.sampled` in the bundle says how many elements).
+- Outputs of more than `SAMPLE_ABOVE` (8,192) elements get sampled statistics (`mpviz.stats`: exact min/max,
+  non-finite and overflow counts, the rest from an even sample; `stats.sampled` in the bundle says how many).
 - Every op keeps the small sample (`mpviz.bundle.OTHER_SAMPLE`, an 8×8 corner) whatever it is, so the bundle grows
   by about one kilobyte per op; `MAX_EVENTS` and `MAX_BYTES` bound it, and a model past either raises
   `ModelBundleError` (the view says which limit, in words) instead of sending the browser a bundle it chokes on:
-  the op past `MAX_EVENTS` stops the trace at once, and a bundle past `MAX_BYTES` is refused before the float64
-  run. Bad requests raise `ModelBundleError` too, before any work where they can be seen (see its codes).
+  the op past `MAX_EVENTS` stops the trace at once (and a model with many parameter tensors whose step, counted
+  first untraced by `mpviz.op_count`, runs past it is refused before any tracing), and a bundle past
+  `MAX_BYTES` is refused before the float64 run. Bad requests raise `ModelBundleError` too, before any work
+  where they can be seen (see its codes).
 - `progress(Progress)` is told the phase, the ops so far and an estimate of the time left, a few times a second;
   what it raises (KeyboardInterrupt) ends the trace with the guarantees below kept.
 
@@ -58,16 +60,18 @@ from mpviz.bundle import (
 )
 from mpviz.model import parse_autocast_dtype
 from mpviz.notices import feeding_casts
+from mpviz.op_count import ops_past_cap
 from mpviz.serialize import to_jsonable
-from mpviz.stats import dtype_name
+from mpviz.stats import SAMPLE_SIZE, dtype_name
 from mpviz.trace import Trace, TraceError, trace
 
 MAX_EVENTS = 20_000  # ops of forward + backward: ~20 MB of bundle, about what a browser tab steps through smoothly
 MAX_BYTES = 24 * 2**20  # the bundle's JSON; with MAX_EVENTS this is reached only by ops with very many outputs
 SEED = 0  # both runs start from the same random state (dropout draws alike where the kernels allow)
-# Outputs larger than this get sampled statistics: a GPT-2-small step's activations (64 tokens × 768) stay exact,
-# its weights' casts and gradients (up to 50,257 × 768) cost one torch pass each instead of an exact numpy one.
-SAMPLE_ABOVE = 1 << 16
+# Outputs larger than this get sampled statistics (mpviz.stats.SAMPLE_SIZE elements, the most a sample reads): one
+# torch pass each on the op's device for the exact figures, and a fixed cost for the sample's, whatever the size.
+# A GPT-2-small step's 64 × 768 activations then cost ~0.2 ms each instead of ~2 ms read exactly in numpy.
+SAMPLE_ABOVE = SAMPLE_SIZE
 PARAM_GRAD = landmarks.PARAM_GRAD_PREFIX  # a parameter's gradient landmark is "grad_<name>"
 DEVICES = ("cpu", "cuda")  # the device types mpviz.trace watches autocast on
 REPORT_EVERY = 0.25  # seconds between progress reports
@@ -363,6 +367,12 @@ def _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_event
     model.to(device)
     kwargs = dict(kwargs or {})
     loss_fn = loss or default_loss
+    if max_events is not None:  # far past the cap: refused in a fraction of a second, before any tracing
+        ac = parse_autocast_dtype(dtype)
+        autocast = torch.autocast(torch.device(device).type, dtype=ac) if ac is not None else None
+        counted = ops_past_cap(model, _to(inputs, device), _to(kwargs, device), loss_fn, max_events, autocast)
+        if counted is not None:
+            raise ModelBundleError("too_many_events", max_events, counted)
     reporter = _Reporter(progress, reference)
     kept = _Kept({PARAM_GRAD + n for n, _ in model.named_parameters()}) if reference else None
     t = _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter, max_events, kept)
@@ -411,7 +421,10 @@ def model_bundle(
     t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress)
     names = names_by_event(t)
     events = [_event_json(e, k, names.get(e.index, [])) for e, k in zip(t.events, event_keys(t), strict=True)]
-    size = sum(len(json.dumps(e, separators=(",", ":"), allow_nan=False)) for e in events)
+    # Each event is JSON-ready already (event_json): measured once here, never walked again. ensure_ascii: one
+    # character is one byte.
+    event_bytes = sum(len(json.dumps(e, separators=(",", ":"), allow_nan=False)) for e in events) + len(events) - 1
+    size = event_bytes
     if size > max_bytes:  # the events alone are past the cap: refused before the float64 run
         raise ModelBundleError("too_many_bytes", max_bytes, size)
     reference_error, failed = run_reference()
@@ -445,8 +458,10 @@ def model_bundle(
         "error_floor": floor,
         "first_nonfinite": {"event": bad.index} if bad is not None else None,
     }
-    bundle = LessonBundle(to_jsonable(data))
-    size = len(bundle.to_json().encode())
+    data = to_jsonable(data | {"events": []})  # all but the events, which are JSON-ready
+    size = len(json.dumps(data, separators=(",", ":"), allow_nan=False)) + max(event_bytes, 0)
+    data["events"] = events
+    bundle = LessonBundle(data)
     if size > max_bytes:
         raise ModelBundleError("too_many_bytes", max_bytes, size)
     return bundle

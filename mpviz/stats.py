@@ -192,6 +192,7 @@ _F64 = _Layout(np.float64, np.int64, 52, 2047, 1075, 4, 1 << 15)
 _LAYOUTS = {np.dtype(np.float32): _F32, np.dtype(np.float64): _F64}
 MAX_PENDING = 1 << 22  # elements copied before a flush: 16 MiB of float32
 SAMPLE_SIZE = 1 << 13  # elements a sampled tensor's estimates come from: the mean to ~1% of the std
+SAMPLE_BATCH = 256  # samples estimated together (8 MiB of float32 at most waiting)
 
 
 def work_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -443,7 +444,10 @@ class StatsBatch:
         self.max_pending = max_pending
         # tensors larger than this are sampled (see the module docstring); None: every tensor measured in full
         self.sample_above = None if sample_above is None else max(sample_above, SAMPLE_SIZE)
-        self._sampled: dict[int, tuple[int, _Exact]] = {}  # ticket → (its sample's ticket, what was read in full)
+        self._sampled: dict[int, _Exact] = {}  # ticket of a sampled tensor → what was read of it in full
+        # samples waiting to be estimated, per (working type, length): (ticket, values, own smallest normal's field)
+        self._samples: dict[tuple[_Layout, int], list[tuple[int, np.ndarray, int]]] = {}
+        self._estimates: dict[int, _Estimate] = {}  # ticket of a sampled tensor → its sample's estimates
         self._pending: dict[_Layout, list[tuple[int, np.ndarray]]] = {_F32: [], _F64: []}
         self._size = 0
         self.flushes = 0  # how many times pending copies were measured and dropped
@@ -487,11 +491,14 @@ class StatsBatch:
         """A large tensor: exact extremes and counts read in full by torch, the rest from an even sample."""
         flat = _dense_flat(t)  # memory order: a transpose or permute of a tensor samples the same elements
         stride = flat.numel() // SAMPLE_SIZE
-        picked = flat[::stride][:SAMPLE_SIZE].to("cpu", work_dtype(t.dtype), copy=True)
-        sample = self.add_values(picked.numpy().reshape(-1), t.dtype)
+        picked = flat[::stride][:SAMPLE_SIZE].to("cpu", work_dtype(t.dtype), copy=True).numpy().reshape(-1)
         exact = _read_in_full(flat, layout)
         ticket = self._ticket(flat.numel(), t.dtype, layout)
-        self._sampled[ticket] = (sample.ticket, exact)
+        self._sampled[ticket] = exact
+        pending = self._samples.setdefault((layout, picked.size), [])
+        pending.append((ticket, picked, self._normal[ticket]))
+        if len(pending) >= SAMPLE_BATCH:
+            self._estimate(layout, picked.size)
         kinds = frozenset(k for k, c in zip(_KINDS, (exact.nan, exact.posinf, exact.neginf), strict=True) if c)
         return Added(ticket, None, kinds)
 
@@ -531,8 +538,18 @@ class StatsBatch:
             if block:
                 self._measure(block, layout)
             items.clear()
+        for layout, size in list(self._samples):
+            self._estimate(layout, size)
         self._size = 0
         self.flushes += 1
+
+    def _estimate(self, layout: _Layout, size: int) -> None:
+        """Estimate the pending samples of one working type and length, all together, then drop them."""
+        items = self._samples.pop((layout, size))
+        rows = np.stack([values for _, values, _ in items])
+        normal = np.array([field for _, _, field in items])
+        for (ticket, _, _), estimate in zip(items, _estimate_rows(rows, normal, layout), strict=True):
+            self._estimates[ticket] = estimate
 
     def _measure(self, block: list[tuple[int, np.ndarray]], layout: _Layout) -> None:
         x = block[0][1] if len(block) == 1 else np.concatenate([v for _, v in block])
@@ -569,8 +586,8 @@ class StatsBatch:
             _stats(self._numel[t], rows[t], mns[t], mxs[t], n1[t], n2[t], hists[t], self._layouts[t].scale)
             for t in range(T)
         ]
-        for t, (sample, exact) in self._sampled.items():
-            out[t] = _with_sample(self._numel[t], exact, out[sample])
+        for t, exact in self._sampled.items():
+            out[t] = _with_sample(self._numel[t], exact, self._estimates[t])
         return out
 
     @staticmethod
@@ -629,7 +646,69 @@ def _read_in_full(flat: torch.Tensor, layout: _Layout) -> _Exact:
     return _Exact(lo + 0.0, hi + 0.0, nan, posinf, neginf, tuple(overflow))
 
 
-def _with_sample(numel: int, exact: _Exact, sample: TensorStats) -> TensorStats:
+class _Estimate(NamedTuple):
+    """What a sample says of its tensor: the statistics that need every value's bits, of the sample's values."""
+
+    numel: int  # the sample's elements
+    mean: float  # of its finite values (nan when none)
+    std: float  # population std of its finite values
+    zero: int
+    subnormal: int  # 0 < |x| < the smallest normal of the tensor's own dtype
+    underflow_frac: dict[str, float]  # per range format: share of the sample, non-zero, that would round to zero
+    log2_hist: tuple[tuple[int, int], ...]  # (floor(log2|x|), count) of its finite non-zero values, ascending
+
+
+def _estimate_rows(rows: np.ndarray, normal_fields: np.ndarray, layout: _Layout) -> list[_Estimate]:
+    """`_Estimate` of each row of `rows` (samples of one length, in the working type), all rows in a few
+    vectorized passes. Counts and the histogram are exact counts of the sample; mean and std are float64 sums
+    (the sample's own error is far larger than their rounding)."""
+    P, n = rows.shape
+    top, man, width = layout.exp_top, layout.man, layout.exp_top + 1
+    a = rows.view(layout.int) & layout.int(np.iinfo(layout.int).max)  # |x| as bits: ordered like the magnitudes
+    e = a >> man  # exponent field; 0: zero or subnormal, top: inf or nan
+    hist = np.bincount((e + np.arange(0, P * width, width)[:, None]).ravel(), minlength=P * width).reshape(P, width)
+    cum = hist.cumsum(axis=1)
+    zero = (a == 0).sum(axis=1) if hist[:, 0].any() else np.zeros(P, np.int64)
+    finite = n - hist[:, top]
+    x = rows.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if hist[:, top].any():  # nan and ±inf take no part in mean and std
+            x[e == top] = math.nan
+            mean = np.nansum(x, axis=1) / finite
+            std = np.sqrt(np.nansum(np.square(x - mean[:, None]), axis=1) / finite)
+        else:
+            mean = x.sum(axis=1) / n
+            x -= mean[:, None]
+            std = np.sqrt(np.square(x, out=x).sum(axis=1) / n)
+    subnormal = cum[np.arange(P), normal_fields - 1] - zero  # own smallest normal: a power of two
+    underflow = []
+    for _, _, under in _thresholds(layout):  # non-zero values with |x| bits ≤ the largest that rounds to zero
+        underflow.append(((a <= under) & (a != 0)).sum(axis=1) if under else np.zeros(P, np.int64))
+    # floor(log2|x|): a normal's exponent field − bias; the working type's subnormals from their leading bit
+    hists: list[dict[int, int]] = [{} for _ in range(P)]
+    if (hist[:, 0] > zero).any():
+        pi, si = np.nonzero((e == 0) & (a != 0))
+        for p, exp in zip(pi.tolist(), (np.frexp(rows[pi, si])[1] - 1).tolist(), strict=True):
+            hists[p][exp] = hists[p].get(exp, 0) + 1
+    pi, fi = np.nonzero(hist[:, 1:top])
+    for p, f, c in zip(pi.tolist(), (fi + 1 - layout.bias).tolist(), hist[pi, fi + 1].tolist(), strict=True):
+        hists[p][f] = c
+    names = _format_names()
+    return [
+        _Estimate(
+            numel=n,
+            mean=float(mean[p]) if finite[p] else math.nan,
+            std=float(std[p]) if finite[p] else math.nan,
+            zero=int(zero[p]),
+            subnormal=int(subnormal[p]),
+            underflow_frac={name: int(c[p]) / n for name, c in zip(names, underflow, strict=True)},
+            log2_hist=tuple(sorted(hists[p].items())),
+        )
+        for p in range(P)
+    ]
+
+
+def _with_sample(numel: int, exact: _Exact, sample: _Estimate) -> TensorStats:
     """A sampled tensor's statistics: `exact`'s where they were read in full, the sample's estimates elsewhere."""
     scale = numel / max(sample.numel, 1)
     finite = math.isfinite(exact.min)

@@ -26,11 +26,13 @@ import transformers  # a test dependency (requirements-dev.txt): missing, this m
 from torch import nn
 
 import mpviz
-from mpviz.model_bundle import ModelBundleError, model_bundle
+from mpviz.model_bundle import MAX_EVENTS, SAMPLE_ABOVE, ModelBundleError, default_loss, model_bundle
+from mpviz.op_count import OPS_PER_PARAMETER, ops_past_cap
 from mpviz.presentation import locales
 from mpviz.presentation.palette import DTYPE_COLORS
 from mpviz.presentation.stepper_payload import BUILT_JS, asset, stepper_payload, stepper_text
 from mpviz.presentation.widget import StepperWidget
+from mpviz.stats import SAMPLE_SIZE
 from tests.prerequisites import require_python_packages
 from tests.test_stepper import bundle_schema
 
@@ -142,17 +144,37 @@ def test_the_size_caps_raise_in_the_readers_words():
         mpviz.show(model, x, max_bytes=1000)
 
 
-def test_a_model_past_the_op_cap_stops_tracing_at_the_cap():
-    """A stack of 12,000 Linear layers runs ~190,000 ops; tracing stops at the op past the cap, the float64 run
-    never starts, and the model is left as it was."""
+def test_a_model_far_past_the_op_cap_is_refused_before_tracing():
+    """A stack of 12,000 Linear layers runs ~190,000 ops: counted untraced (mpviz.op_count) up to the op past the
+    cap, it is refused before any tracing (no progress, no float64 run), and the model is left as it was."""
     torch.manual_seed(0)
     model = nn.Sequential(*(nn.Linear(2, 2) for _ in range(12_000)))
     seen = []
     with pytest.raises(ModelBundleError) as caught:
-        model_bundle(model, [torch.randn(1, 2)], max_events=2_000, progress=seen.append)
-    assert caught.value.code == "too_many_events" and caught.value.size == 2_001
-    assert {p.phase for p in seen} <= {"forward"} and all(p.ops <= 2_001 for p in seen)
+        model_bundle(model, [torch.randn(1, 2)], progress=seen.append)
+    assert caught.value.code == "too_many_events" and caught.value.size == MAX_EVENTS + 1
+    assert seen == []
     assert all(p.grad is None for p in model.parameters())
+    with pytest.raises(ValueError, match=r"more than 20,000 ops"):
+        mpviz.show(model, torch.randn(1, 2))
+
+
+def test_the_op_count_is_the_traces_and_leaves_the_model_as_it_was():
+    """A model with many parameter tensors is counted before tracing: the count is the ops the trace records (one
+    below it refuses at exactly that op), and counting touches no running statistic, gradient or random state."""
+    torch.manual_seed(0)
+    layers = [m for _ in range(40) for m in (nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))]
+    model = nn.Sequential(*layers).train()
+    x = torch.randn(3, 4)
+    ops = model_bundle(model, [x], reference=False).data["counts"]["events"]
+    assert sum(1 for _ in model.parameters()) * OPS_PER_PARAMETER > ops  # so the next call counts first
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    rng = torch.random.get_rng_state()
+    counted = ops_past_cap(model, [x], {}, default_loss, ops - 1, torch.autocast("cpu", dtype=torch.bfloat16))
+    assert counted == ops
+    assert ops_past_cap(model, [x], {}, default_loss, ops, torch.autocast("cpu", dtype=torch.bfloat16)) is None
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert torch.equal(torch.random.get_rng_state(), rng) and all(p.grad is None for p in model.parameters())
 
 
 class NoParameters(nn.Module):
@@ -270,8 +292,8 @@ def test_large_outputs_have_sampled_statistics_and_say_so():
     sampled = [o for o in out.values() if "sampled" in o["stats"]]
     exact = [o for o in out.values() if "sampled" not in o["stats"]]
     assert sampled and exact
-    assert all(o["stats"]["numel"] > 2**16 and o["stats"]["sampled"] == 2**13 for o in sampled)
-    assert all(o["stats"]["numel"] <= 2**16 for o in exact)
+    assert all(o["stats"]["numel"] > SAMPLE_ABOVE and o["stats"]["sampled"] == SAMPLE_SIZE for o in sampled)
+    assert all(o["stats"]["numel"] <= SAMPLE_ABOVE for o in exact)
     jsonschema.validate(b, bundle_schema())
 
 

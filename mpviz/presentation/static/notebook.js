@@ -1,6 +1,6 @@
 // The notebook host (mpviz.show; mpviz/presentation/widget.py's anywidget): what Streamlit's component gives the stepper in the
 // app, given here by the widget, in Jupyter, VS Code or marimo. anywidget loads this file as the widget's module and
-// calls `render` for each view of it. The stepper itself is the built dist/stepper.js, sent as the widget's
+// calls `render` for each view of it. The stepper itself is the built mpviz/presentation/static/stepper.js, sent as the widget's
 // `_stepper_js` text and imported from a Blob URL (as the offline lesson file does), with its CSS and markup in a
 // shadow root of the output cell. The payload (mpviz.presentation.stepper_payload's bytes, meta.embedded set) arrives as the
 // `payload` bytes; every step, pick and zoom then happens here, with no message to the kernel.
