@@ -283,13 +283,34 @@ CONFLICTS = [
 ]
 
 
+SERVES = {"app"}  # replaces this process with a server (os.execve): tested below with execve caught, not in the corpus
+
+
 def test_the_corpus_covers_every_flag_of_every_subcommand():
     parser = cli.build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert set(commands) == set(COMMANDS)
+    assert set(commands) == set(COMMANDS) | SERVES
     for name, sub in commands.items():
+        if name in SERVES:
+            continue
         valued = {s for a in sub._actions if a.nargs != 0 and a.option_strings for s in a.option_strings}
         assert valued == set(COMMANDS[name][1]), name
+
+
+def test_app_serves_the_installed_app_with_its_settings_and_refuses_a_bad_port(capsys, monkeypatch):
+    started = []
+    monkeypatch.setattr(os, "execve", lambda path, argv, env: started.append((argv, env)))
+    r = run_cli(capsys, "app", "--port", "8600", "--", "--server.runOnSave=true")
+    assert r.returncode == 0 and len(started) == 1
+    argv, env = started[0]
+    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4].endswith("mpviz/app/serve.py")
+    assert argv[5:] == ["--server.port=8600", "--server.runOnSave=true"]
+    assert env["STREAMLIT_SERVER_HEADLESS"] == "true" and env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] == "false"
+    for port in ("0", "70000", "-5", "x", "1e3"):
+        refused = run_cli(capsys, "app", "--port", port)
+        assert refused.returncode == 2, port
+        _assert_usage_error(refused)
+    assert len(started) == 1
 
 
 @pytest.mark.parametrize(("command", "args"), CASES + CONFLICTS)
