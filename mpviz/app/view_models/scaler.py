@@ -344,8 +344,8 @@ def step_sentence(r: scaler.StepRecord, step: int, cfg: scaler.TrainConfig) -> s
 
 
 def step_metrics(r: scaler.StepRecord) -> str:
-    """One step's loss, gradient norm, shares lost to zero and time: one small markdown table (one element, where
-    five metrics in five columns were eleven)."""
+    """One step's loss, gradient norm, shares lost to zero and time, in one markdown line that wraps: one element
+    (where five metrics in five columns were eleven), and no wider than a phone's screen (a table would scroll)."""
     m = text.section("scaler")["metrics"]
     cells = {
         m["loss"]: f"{r.loss:.4g}",
@@ -354,7 +354,7 @@ def step_metrics(r: scaler.StepRecord) -> str:
         m["zero_unscaled"]: percent(r.zero_grad_fraction_unscaled),
         m["ms"]: f"{r.step_ms:.2f}",
     }
-    return "| " + " | ".join(cells) + " |\n|" + "---:|" * len(cells) + "\n| " + " | ".join(cells.values()) + " |"
+    return " · ".join(f"{name} **{value}**" for name, value in cells.items())
 
 
 @memoised(returns="figure")
