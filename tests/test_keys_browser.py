@@ -70,6 +70,8 @@ def test_one_back_leaves_the_attention_lesson(browser, streamlit_server):
     server, _ = streamlit_server
     context, page = _open_attention(browser, server, "?dtype=fp16")
     _step_right(page)
+    # The stepper writes its place into the URL a moment after the step (urlsync.js coalesces held keys)
+    page.wait_for_function("location.search.includes('step=1')", timeout=30_000)
     page.locator("[data-testid=stSidebarNav] a", has_text="Autocast policy").click()
     page.wait_for_url("**/policy**", timeout=60_000)
     page.wait_for_selector(APP_IDLE, timeout=300_000)

@@ -123,6 +123,8 @@ def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser
     page = context.new_page()
     page.goto(f"{server}/?present=1&lang={lang}")
     page.wait_for_selector(APP_IDLE, timeout=300_000)
+    # The room's banner replaces "opening a room…" once the browser has said its presenter key: the first screen
+    page.wait_for_selector(".st-key-room_banner", timeout=60_000)
     page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     page.wait_for_function(QUIET, timeout=60_000)
     wait_until_still(page, STEPPER_BOXES)
