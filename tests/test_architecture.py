@@ -100,7 +100,8 @@ def test_the_pages_folder_holds_only_lessons():
 
 
 def test_every_page_is_a_short_linear_script():
-    """At most 150 lines: widgets and drawing; the lesson's logic lives in its view model (mpviz.app.view_models)."""
+    """At most 150 lines: widgets and drawing; the lesson's logic lives in its view model
+    (mpviz.presentation.view_models)."""
     long = {p.name: n for p in (PACKAGE / "pages").glob("*.py") if (n := len(p.read_text().splitlines())) > 150}
     assert long == {}
 

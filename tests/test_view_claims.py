@@ -1,6 +1,6 @@
-"""mpviz.app.view_models.claims and mpviz.app.claim_evidence without a page: cards as data, the view each evidence type
-picks, and a new claim added in four files (an engine module, a view module, its English and its Chinese words) showing
-on the page and in the CLI, with no list kept in step by hand."""
+"""mpviz.presentation.view_models.claims and mpviz.presentation.claim_evidence without a page: cards as data, the
+view each evidence type picks, and a new claim added in four files (an engine module, a view module, its English and
+its Chinese words) showing on the page and in the CLI, with no list kept in step by hand."""
 
 import json
 import shutil
@@ -10,15 +10,15 @@ import textwrap
 import pytest
 import streamlit as st
 
-import mpviz.app.claim_evidence
 import mpviz.claims
+import mpviz.presentation.claim_evidence
 from mpviz import claims
 from mpviz.__main__ import main
-from mpviz.app.claim_evidence import dispatch
-from mpviz.app.claim_evidence.blocks import Columns, Details, Figure, markdown_table, merged
-from mpviz.app.view_models import claims as lesson
 from mpviz.claims import registry
 from mpviz.presentation import locales
+from mpviz.presentation.claim_evidence import dispatch
+from mpviz.presentation.claim_evidence.blocks import Columns, Details, Figure, markdown_table, merged
+from mpviz.presentation.view_models import claims as lesson
 
 
 @pytest.fixture
@@ -143,8 +143,8 @@ CLAIM_SPECS = (
 VIEW = '''
 """The toy claim's view: its evidence's type picks it."""
 from mpviz.claims.toy_claim import ToyEvidence
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import say, table
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import say, table
 
 
 @shows(ToyEvidence)
@@ -180,8 +180,8 @@ def _words(code: str) -> str:
 @pytest.fixture
 def toy_claim(tmp_path, monkeypatch):
     """Two new claims written as a contributor would, in four files outside the tree (tmp_path): an engine module
-    in mpviz.claims' package path, a view module in mpviz.app.claim_evidence's, and each language's words appended
-    to a copy of the locales. Nothing else is touched; the registry and the views find them."""
+    in mpviz.claims' package path, a view module in mpviz.presentation.claim_evidence's, and each language's words
+    appended to a copy of the locales. Nothing else is touched; the registry and the views find them."""
     engine, views, words = tmp_path / "engine", tmp_path / "views", tmp_path / "locales"
     engine.mkdir(), views.mkdir()
     shutil.copytree(locales.LOCALES, words)
@@ -193,19 +193,20 @@ def toy_claim(tmp_path, monkeypatch):
     written = [engine / "toy_claim.py", views / "toy_view.py", *(words / code / "claims.toml" for code in ("en", "zh"))]
 
     monkeypatch.setattr(mpviz.claims, "__path__", [*mpviz.claims.__path__, str(engine)])
-    monkeypatch.setattr(mpviz.app.claim_evidence, "__path__", [*mpviz.app.claim_evidence.__path__, str(views)])
+    evidence_views = mpviz.presentation.claim_evidence
+    monkeypatch.setattr(evidence_views, "__path__", [*evidence_views.__path__, str(views)])
     monkeypatch.setattr(locales, "LOCALES", words)
     monkeypatch.setattr(dispatch, "_VIEWS", dict(dispatch._VIEWS))  # the toy's view registers in a copy
     locales.load.cache_clear()
     found = registry.gathered()  # what a fresh process would register: the running one has read its files
     monkeypatch.setattr(registry, "CLAIMS", found)
     monkeypatch.setattr(mpviz.claims, "CLAIMS", found)
-    mpviz.app.claim_evidence.load_views()
+    mpviz.presentation.claim_evidence.load_views()
     try:
         yield written
     finally:
         locales.load.cache_clear()
-        for name in ("mpviz.claims.toy_claim", "mpviz.app.claim_evidence.toy_view"):
+        for name in ("mpviz.claims.toy_claim", "mpviz.presentation.claim_evidence.toy_view"):
             sys.modules.pop(name, None)
 
 

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from mpviz.app.run_config import RunConfig
-from mpviz.app.view_models import formats as vm
 from mpviz.attention import AttentionConfig
+from mpviz.presentation.view_models import formats as vm
 
 
 def test_a_value_reads_as_text_and_a_bare_pattern_belongs_to_the_first_format():

@@ -3,7 +3,7 @@
 import pytest
 
 import mpviz.policy as pol
-from mpviz.app.view_models import policy as vm
+from mpviz.presentation.view_models import policy as vm
 
 
 @pytest.fixture(scope="module")

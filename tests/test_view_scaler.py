@@ -1,5 +1,6 @@
-"""mpviz.app.view_models.scaler without a page: the knobs settled into a run, the run trained once and shared (each step
-reported to the viewer who trains it), its words, its figures shared once finished, and the playback's pace."""
+"""mpviz.presentation.view_models.scaler without a page: the knobs settled into a run, the run trained once and shared
+(each step reported to the viewer who trains it), its words, its figures shared once finished, and the playback's
+pace."""
 
 import dataclasses
 
@@ -8,8 +9,8 @@ import pytest
 from mpviz import scaler
 from mpviz.app.run_config import RunConfig
 from mpviz.app.serving.admission import default_cache
-from mpviz.app.view_models import scaler as lesson
 from mpviz.model import AttentionConfig
+from mpviz.presentation.view_models import scaler as lesson
 
 RC = RunConfig(AttentionConfig(seq_len=8, d_model=32), "cpu", "fp16")
 KNOBS = lesson.Knobs(

@@ -6,8 +6,8 @@ import pytest
 
 from mpviz import softmax as sm
 from mpviz.app.run_config import RunConfig
-from mpviz.app.view_models import softmax as vm
 from mpviz.attention import AttentionConfig
+from mpviz.presentation.view_models import softmax as vm
 
 FORMATS = ("float32", "float16", "bfloat16")
 

@@ -2,8 +2,9 @@
 
 `lesson(verdict, topic, measured_ids)` is everything the page draws, built once per process and language for each
 filter state (mpviz.presentation.memo) from the claims' shared measurements (`measured`): the verdict tally, one
-overview table per topic, and per topic the cards, each a title and a few blocks (mpviz.app.claim_evidence.blocks) that
-its evidence's view returned (mpviz.app.claim_evidence.dispatch). Nothing here draws: mpviz/pages/claims.py does.
+overview table per topic, and per topic the cards, each a title and a few blocks
+(mpviz.presentation.claim_evidence.blocks) that its evidence's view returned
+(mpviz.presentation.claim_evidence.dispatch). Nothing here draws: mpviz/pages/claims.py does.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from itertools import zip_longest
 
 from mpviz import claims
 from mpviz.app import text
-from mpviz.app.claim_evidence import BADGE_COLORS, badge, op_name, view_of
-from mpviz.app.claim_evidence.blocks import Block, caption, markdown_table, merged
 from mpviz.app.serving import results
+from mpviz.presentation.claim_evidence import BADGE_COLORS, badge, op_name, view_of
+from mpviz.presentation.claim_evidence.blocks import Block, caption, markdown_table, merged
 from mpviz.presentation.memo import memoised
 
 __all__ = [
