@@ -1,6 +1,5 @@
-"""GradScaler, live: a real torch.amp.GradScaler trains the attention block, drawn step by step. The view
-model (mpviz.presentation.view_models.scaler) settles the knobs, trains once for everyone, words and draws; here:
-the widgets."""
+"""GradScaler, live: a real torch.amp.GradScaler trains the block, drawn step by step. The view model (its
+presentation.view_models module) settles the knobs, trains once for everyone, words and draws; here: the widgets."""
 
 import time
 from contextlib import nullcontext
