@@ -8,28 +8,36 @@ import sys
 import textwrap
 
 import pytest
-import streamlit as st
 
 import mpviz.claims
 import mpviz.presentation.claim_evidence
 from mpviz import claims
 from mpviz.__main__ import main
 from mpviz.claims import registry
-from mpviz.presentation import locales
+from mpviz.presentation import locales, memo
 from mpviz.presentation.claim_evidence import dispatch
 from mpviz.presentation.claim_evidence.blocks import Columns, Details, Figure, markdown_table, merged
 from mpviz.presentation.view_models import claims as lesson
 
 
+@pytest.fixture(autouse=True, scope="module")
+def host():
+    """Results shared in this process, as the app shares them for a class (mpviz.presentation.memo.InProcess)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
+
+
 @pytest.fixture
-def lang():
-    """Build cards in a given language (the session's, as a page run would)."""
+def lang(host):
+    """Build cards in a given language (the viewer's, as the app's host says it)."""
 
     def use(code: str) -> None:
-        st.session_state["lang"] = code
+        host.lang = code
 
     yield use
-    st.session_state.pop("lang", None)
+    host.lang = "en"
 
 
 def texts(blocks) -> str:
@@ -211,18 +219,17 @@ def toy_claim(tmp_path, monkeypatch):
 
 
 @pytest.mark.xdist_group("serial")  # the claims registry and the locale files are patched for this process
-def test_a_new_claim_is_four_files_and_shows_on_the_page_and_in_the_cli(toy_claim, capsys):
-    from tests.apptest import failures, page_app
-
+def test_a_new_claim_is_four_files_and_shows_in_the_lesson_and_in_the_cli(toy_claim, capsys):
+    """The lesson's view model, which the page draws (tests/test_page_claims.py draws the toy on the page)."""
     assert len(toy_claim) == 4
     assert [c.id for c in claims.CLAIMS][-2:] == [901, 902]
-    at = page_app("mpviz/pages/claims.py", topic="code").run()
-    assert not failures(at), failures(at)
-    said = " ".join(m.value for m in at.markdown)
-    assert "901. Doubling 21 gives 42" in [s.value for s in at.subheader]
+    view = lesson.lesson(claims.ALL, "code", (901, 902))
+    cards = {c.claim_id: c for s in view.sections for c in s.cards}
+    said = texts(cards[901].blocks)
+    assert cards[901].title == "901. Doubling 21 gives 42"
     assert "Doubled: **42**." in said and "| 21 | 42 |" in said  # its own view: words, then its table
-    assert "Answer: **42**" in said  # no view written: its words filled from its evidence's fields
-    assert "[901](#claim-901)" in said and "From *05 - Mixed-precision training setup" in said
+    assert "Answer: **42**" in texts(cards[902].blocks)  # no view written: its words filled from its evidence's fields
+    assert "[901](#claim-901)" in "".join(view.overview) and "From *05 - Mixed-precision training setup" in said
     assert main(["claims", "--id", "901", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["claims"]
     assert row["verdict"] == "holds" and row["section"] == ["实际应用示例", "A worked example"]
