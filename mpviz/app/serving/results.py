@@ -213,14 +213,9 @@ def _shown_errors(cached: bool, run: Callable[[], T], where: str) -> T | None:
     return None
 
 
-def trace(rc: RunConfig) -> mpviz.AttentionTrace:
-    """The traced run for `rc`, computed or shared, without a word on the page (mpviz.presentation.runs, where view
-    models read it). Raises what the run raised (ConfigError, WorkerCrashed, …)."""
-    return runs.attention_trace(rc)
-
-
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
-    """The traced run for `rc`, or None after showing why it cannot run."""
+    """The traced run for `rc`, or None after showing why it cannot run; view models then read the same shared run
+    without a word on the page (mpviz.presentation.runs.attention_trace)."""
     return _shown_errors(runs.attention_trace.cached(rc), lambda: runs.attention_trace(rc), "trace")
 
 
