@@ -83,11 +83,32 @@ def test_the_engine_holds_no_words_icons_or_page_paths(path):
 
 
 def test_engine_imports_cleanly_without_streamlit_or_plotly():
+    """The engine, the CLI and the lesson file without Streamlit or plotly; then, plotly allowed again, every
+    lesson's view model and the runs they share, still without Streamlit (one interpreter for both)."""
+    view_models = ", ".join(f"mpviz.presentation.view_models.{p.stem}" for p in VIEW_MODELS)
     code = (
         "import sys; sys.modules['streamlit'] = sys.modules['plotly'] = sys.modules['anywidget'] = None; "
-        "import mpviz, mpviz.__main__, mpviz.bundle, mpviz.fp8, mpviz.claims, mpviz.presentation.lesson_file"
+        "import mpviz, mpviz.__main__, mpviz.bundle, mpviz.fp8, mpviz.claims, mpviz.presentation.lesson_file; "
+        f"del sys.modules['plotly']; import mpviz.presentation.runs, {view_models}"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+VIEW_MODELS = sorted(p for p in (PACKAGE / "presentation" / "view_models").glob("*.py") if p.name != "__init__.py")
+
+
+def test_every_view_model_has_its_tests():
+    tested = {p.stem.removeprefix("test_view_") for p in (ROOT / "tests").glob("test_view_*.py")}
+    assert {p.stem for p in VIEW_MODELS} <= tested
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests").glob("test_view_*.py")), ids=lambda p: p.name)
+def test_the_view_models_tests_run_without_streamlit_or_the_app(path):
+    """A view model is tested bare: its tests import neither Streamlit nor mpviz.app nor the AppTest helpers
+    (anywhere in the file), and what they import from mpviz imports no Streamlit either (the layer test above);
+    the results they share live in a host of their own (mpviz.presentation.memo.InProcess)."""
+    banned = [m for m in _imported(path) if m.split(".")[0] == "streamlit" or m.startswith(("mpviz.app", "tests."))]
+    assert banned == []
 
 
 def test_the_pages_folder_holds_only_lessons():
@@ -100,7 +121,8 @@ def test_the_pages_folder_holds_only_lessons():
 
 
 def test_every_page_is_a_short_linear_script():
-    """At most 150 lines: widgets and drawing; the lesson's logic lives in its view model (mpviz.app.view_models)."""
+    """At most 150 lines: widgets and drawing; the lesson's logic lives in its view model
+    (mpviz.presentation.view_models)."""
     long = {p.name: n for p in (PACKAGE / "pages").glob("*.py") if (n := len(p.read_text().splitlines())) > 150}
     assert long == {}
 

@@ -15,6 +15,7 @@ from mpviz.model import AttentionConfig
 from tests.apptest import failures, page_app
 from tests.browser import APP_IDLE
 from tests.hostile import unsafe_markup
+from tests.test_view_claims import toy_claim  # noqa: F401  a new claim's four files, written outside the tree
 
 VERDICT_WORDS = "|".join(text.load("en", "claims")["verdicts"].values())
 BADGE = re.compile(rf"^:(green|orange|blue|red|gray)-badge\[({VERDICT_WORDS})\]$", re.MULTILINE)
@@ -145,6 +146,17 @@ def test_slow_checks_run_on_demand_through_the_admission_gate(quick_slow_checks)
     assert "this timing ran on a CPU: whatever its numbers, it cannot decide the claim" in said
     assert "What this timing can tell:" in said and "What it cannot tell: what GPU tensor cores gain" in said
     assert re.search(r"interquartile range [\d.]+–[\d.]+× over 7 interleaved rounds", said)
+
+
+@pytest.mark.xdist_group("serial")  # the claims registry and the locale files are patched for this process
+def test_a_new_claim_of_four_files_shows_on_the_page(toy_claim):  # noqa: F811  the fixture imported above
+    at = page(topic="code").run()
+    assert not failures(at), failures(at)
+    said = words(at)
+    assert "901. Doubling 21 gives 42" in [s.value for s in at.subheader]
+    assert "Doubled: **42**." in said and "| 21 | 42 |" in said  # its own view: words, then its table
+    assert "Answer: **42**" in said  # no view written: its words filled from its evidence's fields
+    assert "[901](#claim-901)" in said and "From *05 - Mixed-precision training setup" in said
 
 
 def test_bad_url_params_warn_and_fall_back_to_defaults():

@@ -1,6 +1,6 @@
-"""mpviz.app.view_models.claims and mpviz.app.claim_evidence without a page: cards as data, the view each evidence type
-picks, and a new claim added in four files (an engine module, a view module, its English and its Chinese words) showing
-on the page and in the CLI, with no list kept in step by hand."""
+"""mpviz.presentation.view_models.claims and mpviz.presentation.claim_evidence without a page: cards as data, the
+view each evidence type picks, and a new claim added in four files (an engine module, a view module, its English and
+its Chinese words) showing on the page and in the CLI, with no list kept in step by hand."""
 
 import json
 import shutil
@@ -8,28 +8,36 @@ import sys
 import textwrap
 
 import pytest
-import streamlit as st
 
-import mpviz.app.claim_evidence
 import mpviz.claims
+import mpviz.presentation.claim_evidence
 from mpviz import claims
 from mpviz.__main__ import main
-from mpviz.app.claim_evidence import dispatch
-from mpviz.app.claim_evidence.blocks import Columns, Details, Figure, markdown_table, merged
-from mpviz.app.view_models import claims as lesson
 from mpviz.claims import registry
-from mpviz.presentation import locales
+from mpviz.presentation import locales, memo
+from mpviz.presentation.claim_evidence import dispatch
+from mpviz.presentation.claim_evidence.blocks import Columns, Details, Figure, markdown_table, merged
+from mpviz.presentation.view_models import claims as lesson
+
+
+@pytest.fixture(autouse=True, scope="module")
+def host():
+    """Results shared in this process, as the app shares them for a class (mpviz.presentation.memo.InProcess)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
 
 
 @pytest.fixture
-def lang():
-    """Build cards in a given language (the session's, as a page run would)."""
+def lang(host):
+    """Build cards in a given language (the viewer's, as the app's host says it)."""
 
     def use(code: str) -> None:
-        st.session_state["lang"] = code
+        host.lang = code
 
     yield use
-    st.session_state.pop("lang", None)
+    host.lang = "en"
 
 
 def texts(blocks) -> str:
@@ -143,8 +151,8 @@ CLAIM_SPECS = (
 VIEW = '''
 """The toy claim's view: its evidence's type picks it."""
 from mpviz.claims.toy_claim import ToyEvidence
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import say, table
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import say, table
 
 
 @shows(ToyEvidence)
@@ -180,8 +188,8 @@ def _words(code: str) -> str:
 @pytest.fixture
 def toy_claim(tmp_path, monkeypatch):
     """Two new claims written as a contributor would, in four files outside the tree (tmp_path): an engine module
-    in mpviz.claims' package path, a view module in mpviz.app.claim_evidence's, and each language's words appended
-    to a copy of the locales. Nothing else is touched; the registry and the views find them."""
+    in mpviz.claims' package path, a view module in mpviz.presentation.claim_evidence's, and each language's words
+    appended to a copy of the locales. Nothing else is touched; the registry and the views find them."""
     engine, views, words = tmp_path / "engine", tmp_path / "views", tmp_path / "locales"
     engine.mkdir(), views.mkdir()
     shutil.copytree(locales.LOCALES, words)
@@ -193,35 +201,35 @@ def toy_claim(tmp_path, monkeypatch):
     written = [engine / "toy_claim.py", views / "toy_view.py", *(words / code / "claims.toml" for code in ("en", "zh"))]
 
     monkeypatch.setattr(mpviz.claims, "__path__", [*mpviz.claims.__path__, str(engine)])
-    monkeypatch.setattr(mpviz.app.claim_evidence, "__path__", [*mpviz.app.claim_evidence.__path__, str(views)])
+    evidence_views = mpviz.presentation.claim_evidence
+    monkeypatch.setattr(evidence_views, "__path__", [*evidence_views.__path__, str(views)])
     monkeypatch.setattr(locales, "LOCALES", words)
     monkeypatch.setattr(dispatch, "_VIEWS", dict(dispatch._VIEWS))  # the toy's view registers in a copy
     locales.load.cache_clear()
     found = registry.gathered()  # what a fresh process would register: the running one has read its files
     monkeypatch.setattr(registry, "CLAIMS", found)
     monkeypatch.setattr(mpviz.claims, "CLAIMS", found)
-    mpviz.app.claim_evidence.load_views()
+    mpviz.presentation.claim_evidence.load_views()
     try:
         yield written
     finally:
         locales.load.cache_clear()
-        for name in ("mpviz.claims.toy_claim", "mpviz.app.claim_evidence.toy_view"):
+        for name in ("mpviz.claims.toy_claim", "mpviz.presentation.claim_evidence.toy_view"):
             sys.modules.pop(name, None)
 
 
 @pytest.mark.xdist_group("serial")  # the claims registry and the locale files are patched for this process
-def test_a_new_claim_is_four_files_and_shows_on_the_page_and_in_the_cli(toy_claim, capsys):
-    from tests.apptest import failures, page_app
-
+def test_a_new_claim_is_four_files_and_shows_in_the_lesson_and_in_the_cli(toy_claim, capsys):
+    """The lesson's view model, which the page draws (tests/test_page_claims.py draws the toy on the page)."""
     assert len(toy_claim) == 4
     assert [c.id for c in claims.CLAIMS][-2:] == [901, 902]
-    at = page_app("mpviz/pages/claims.py", topic="code").run()
-    assert not failures(at), failures(at)
-    said = " ".join(m.value for m in at.markdown)
-    assert "901. Doubling 21 gives 42" in [s.value for s in at.subheader]
+    view = lesson.lesson(claims.ALL, "code", (901, 902))
+    cards = {c.claim_id: c for s in view.sections for c in s.cards}
+    said = texts(cards[901].blocks)
+    assert cards[901].title == "901. Doubling 21 gives 42"
     assert "Doubled: **42**." in said and "| 21 | 42 |" in said  # its own view: words, then its table
-    assert "Answer: **42**" in said  # no view written: its words filled from its evidence's fields
-    assert "[901](#claim-901)" in said and "From *05 - Mixed-precision training setup" in said
+    assert "Answer: **42**" in texts(cards[902].blocks)  # no view written: its words filled from its evidence's fields
+    assert "[901](#claim-901)" in "".join(view.overview) and "From *05 - Mixed-precision training setup" in said
     assert main(["claims", "--id", "901", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["claims"]
     assert row["verdict"] == "holds" and row["section"] == ["实际应用示例", "A worked example"]

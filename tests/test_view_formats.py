@@ -4,9 +4,20 @@ import math
 
 import pytest
 
-from mpviz.app.run_config import RunConfig
-from mpviz.app.view_models import formats as vm
 from mpviz.attention import AttentionConfig
+from mpviz.presentation import memo
+from mpviz.presentation.run_config import RunConfig
+from mpviz.presentation.view_models import formats as vm
+
+
+@pytest.fixture(autouse=True, scope="module")
+def host():
+    """Results shared in this process, for an English viewer, as the app shares them for a class
+    (mpviz.presentation.memo.InProcess: tables stay rows)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
 
 
 def test_a_value_reads_as_text_and_a_bare_pattern_belongs_to_the_first_format():
@@ -43,13 +54,13 @@ def test_pressing_a_bit_makes_that_pattern_the_value():
 
 def test_tables_have_a_row_per_format_and_are_shared():
     table = vm.summary_table("0.1", ("fp32", "fp16"), "nearest")
-    assert table.num_rows == 2 and vm.summary_table("0.1", ("fp32", "fp16"), "nearest") is table
-    assert table.column("stored value").to_pylist() == ["0.10000000149011612", "0.0999755859375"]
-    assert vm.stochastic_table("0.1", ("fp16",)).num_rows == 1
-    assert vm.library_table("0.1", ("fp16", "e4m3")).num_rows == 2
+    assert len(table) == 2 and vm.summary_table("0.1", ("fp32", "fp16"), "nearest") is table
+    assert [row["stored value"] for row in table] == ["0.10000000149011612", "0.0999755859375"]
+    assert len(vm.stochastic_table("0.1", ("fp16",))) == 1
+    assert len(vm.library_table("0.1", ("fp16", "e4m3"))) == 2
     differing, every = vm.finfo_table(True), vm.finfo_table(False)
-    assert differing.num_rows < every.num_rows
-    assert vm.properties_table().num_rows == len(vm.ALL_SHORT)
+    assert len(differing) < len(every)
+    assert len(vm.properties_table()) == len(vm.ALL_SHORT)
 
 
 def test_figures_are_built_once_per_setting():
@@ -80,5 +91,5 @@ def test_a_traced_tensor_gives_its_caption_markers_exponents_and_census():
     scores = vm.tensor_view(rc, "scores")
     assert scores.histogram and len(scores.markers) == 2
     assert 0 < scores.markers[1][1] <= scores.markers[0][1]
-    assert vm.census_table(rc, "scores").num_rows == len(vm.TRACE_FORMATS)
+    assert len(vm.census_table(rc, "scores")) == len(vm.TRACE_FORMATS)
     assert vm.exponent_figure(rc, "scores") is vm.exponent_figure(rc, "scores")

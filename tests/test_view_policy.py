@@ -3,7 +3,18 @@
 import pytest
 
 import mpviz.policy as pol
-from mpviz.app.view_models import policy as vm
+from mpviz.presentation import memo
+from mpviz.presentation.view_models import policy as vm
+
+
+@pytest.fixture(autouse=True, scope="module")
+def host():
+    """Results shared in this process, for an English viewer, as the app shares them for a class
+    (mpviz.presentation.memo.InProcess: tables stay rows)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +38,11 @@ def test_counts_are_the_comparisons_and_name_each_device(cmp):
 
 def test_the_op_table_filters_by_search_category_and_difference(cmp):
     every = vm.op_table("cpu", "cuda", "", vm.FILTER_CATEGORIES, False)
-    assert every.num_rows == len(cmp.rows) and every.column_names == ["op", "CPU", "CUDA", "differs"]
-    softmax = vm.op_table("cpu", "cuda", " SOFTMAX ", vm.FILTER_CATEGORIES, True).to_pylist()
+    assert len(every) == len(cmp.rows) and list(every.columns) == ["op", "CPU", "CUDA", "differs"]
+    softmax = vm.op_table("cpu", "cuda", " SOFTMAX ", vm.FILTER_CATEGORIES, True).to_dict("records")
     assert {"op": "aten::softmax.int", "CPU": "—", "CUDA": "fp32_set_opt_dtype", "differs": True} in softmax
     assert all(r["differs"] and "softmax" in r["op"] for r in softmax)
-    assert vm.op_table("cpu", "cuda", "", (), False).num_rows == 0
+    assert len(vm.op_table("cpu", "cuda", "", (), False)) == 0
     assert vm.op_caption("cpu", "cuda", "", vm.FILTER_CATEGORIES, True).startswith(f"{cmp.differ} ")
 
 
@@ -51,7 +62,7 @@ def test_a_probe_call_shows_its_steps_and_softmax_explains_fp32_set_opt_dtype():
 def test_how_probed_has_a_row_per_note():
     rows = vm.how_probed_table("cpu", "cuda")
     notes = sum(len(pol.device_policy(d).notes) for d in ("cpu", "cuda"))
-    assert rows.num_rows == notes
+    assert len(rows) == notes
 
 
 def test_categories_from_a_link_are_checked():

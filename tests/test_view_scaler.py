@@ -1,15 +1,16 @@
-"""mpviz.app.view_models.scaler without a page: the knobs settled into a run, the run trained once and shared (each step
-reported to the viewer who trains it), its words, its figures shared once finished, and the playback's pace."""
+"""mpviz.presentation.view_models.scaler without a page: the knobs settled into a run, the run trained once and shared
+(each step reported to the viewer who trains it), its words, its figures shared once finished, and the playback's
+pace."""
 
 import dataclasses
 
 import pytest
 
 from mpviz import scaler
-from mpviz.app.run_config import RunConfig
-from mpviz.app.serving.admission import default_cache
-from mpviz.app.view_models import scaler as lesson
 from mpviz.model import AttentionConfig
+from mpviz.presentation import memo
+from mpviz.presentation.run_config import RunConfig
+from mpviz.presentation.view_models import scaler as lesson
 
 RC = RunConfig(AttentionConfig(seq_len=8, d_model=32), "cpu", "fp16")
 KNOBS = lesson.Knobs(
@@ -26,11 +27,13 @@ KNOBS = lesson.Knobs(
 )
 
 
-@pytest.fixture
-def fresh_cache():
-    default_cache().clear()
-    yield
-    default_cache().clear()
+@pytest.fixture(autouse=True)
+def host():
+    """A fresh store shared in this process, as the app shares its results for a class (memo.InProcess)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
 
 
 def test_knobs_settle_into_the_run_the_engine_accepts_and_say_what_changed():
@@ -53,7 +56,7 @@ def test_the_inspector_opens_a_step_that_exists_and_says_so_when_asked_for_anoth
     assert step == 0 and "`-5`" in problem
 
 
-def test_the_run_is_trained_once_for_everyone_and_only_its_trainer_hears_each_step(fresh_cache, monkeypatch):
+def test_the_run_is_trained_once_for_everyone_and_only_its_trainer_hears_each_step(monkeypatch):
     cfg = lesson.settled(RC, KNOBS).config
     heard: list[int] = []
     assert not lesson.run.cached(cfg)
@@ -78,6 +81,24 @@ def test_the_run_is_trained_once_for_everyone_and_only_its_trainer_hears_each_st
     partial = lesson.step_figures(cfg, list(run.steps[:2]))  # a run being shown: drawn for its viewer
     assert not any(a is b for a, b in zip(partial, lesson.step_figures(cfg, list(run.steps[:2])), strict=True))
     assert lesson.histogram(cfg, r) is lesson.histogram(cfg, r)
+
+
+def test_a_chinese_and_an_english_viewer_share_one_training_run_each_in_their_own_words(host, monkeypatch):
+    """The run holds no words (memoised without the language): the second viewer, in the other language, takes the
+    first one's run and its recipe comparison; the words around them are each viewer's own."""
+    cfg = lesson.settled(RC, KNOBS).config
+    host.lang = "zh"
+    run, recipes = lesson.run(cfg), lesson.recipes(cfg)
+    zh_line = lesson.step_sentence(run.steps[1], 1, cfg)
+    monkeypatch.setattr(scaler, "train", lambda cfg: pytest.fail("trained again for another language"))
+    monkeypatch.setattr(scaler, "compare_recipes", lambda *a: pytest.fail("compared again for another language"))
+    host.lang = "en"
+    assert lesson.run.cached(cfg) and lesson.run(cfg) is run and lesson.recipes(cfg) is recipes
+    en_line = lesson.step_sentence(run.steps[1], 1, cfg)
+    assert "inf injected" in en_line and zh_line != en_line
+    assert lesson.step_figures(cfg, list(run.steps))  # the finished run's figures, built for the English viewer
+    host.lang = "zh"
+    assert not lesson._finished_figure.cached(cfg, "scale")  # a figure holds words: one per language
 
 
 def test_playback_shows_no_faster_than_the_pace_and_redraws_at_most_every_so_often():

@@ -5,9 +5,21 @@ import math
 import pytest
 
 from mpviz import softmax as sm
-from mpviz.app.run_config import RunConfig
-from mpviz.app.view_models import softmax as vm
 from mpviz.attention import AttentionConfig
+from mpviz.presentation import memo
+from mpviz.presentation.run_config import RunConfig
+from mpviz.presentation.view_models import softmax as vm
+
+
+@pytest.fixture(autouse=True, scope="module")
+def host():
+    """Results shared in this process, for an English viewer, as the app shares them for a class
+    (mpviz.presentation.memo.InProcess: tables stay rows)."""
+    shared = memo.InProcess()
+    previous = memo.use(shared)
+    yield shared
+    memo.use(previous)
+
 
 FORMATS = ("float32", "float16", "bfloat16")
 
@@ -31,8 +43,8 @@ def test_the_large_preset_names_naive_fp16_as_broken_and_max_subtraction_as_the_
     assert "float16 · naive" in found.verdict
     assert [fmt for fmt, _ in found.badges] == list(FORMATS)
     assert found.bars_cropped is None
-    assert vm.metrics_table(logits, FORMATS, "dot").num_rows == len(FORMATS) * len(sm.METHODS)
-    assert vm.quantized_table(logits, FORMATS, "dot").num_rows == 2
+    assert len(vm.metrics_table(logits, FORMATS, "dot")) == len(FORMATS) * len(sm.METHODS)
+    assert len(vm.quantized_table(logits, FORMATS, "dot")) == 2
     assert vm.quantized_note(logits, FORMATS, "dot")
 
 
@@ -56,7 +68,7 @@ def test_the_sweep_says_where_each_format_fails():
 
 def test_close_logits_report_bins_and_a_measured_counterexample():
     table = vm.close_table(1000.0, 1000.25, FORMATS)
-    assert table.num_rows == len(FORMATS)
+    assert len(table) == len(FORMATS)
     note = vm.close_note(1000.0, 1000.25, FORMATS)
     assert "float16" in note
 

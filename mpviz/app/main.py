@@ -14,7 +14,10 @@ from mpviz.app.language import choose_language, language_switch
 from mpviz.app.navigation import navigation
 from mpviz.app.page import guarded, share_link, show_warnings
 from mpviz.app.run_config import sidebar_config
-from mpviz.app.serving import run_slots
+from mpviz.app.serving import (
+    results,  # noqa: F401  the view models' memo host, installed before any runs
+    run_slots,
+)
 from mpviz.presentation.figures.style import TEMPLATE
 
 pio.templates.default = TEMPLATE  # the app's process, the app's figures (see mpviz.presentation.figures.style)

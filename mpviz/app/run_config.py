@@ -1,4 +1,5 @@
-"""The shared run config: the attention block, device and autocast dtype every lesson that traces runs on.
+"""The shared run config in the app: the attention block, device and autocast dtype every lesson that traces runs on
+(the value itself, `RunConfig`, is mpviz.presentation.run_config's: view models take it without Streamlit).
 
 app.py renders it in the sidebar once per run (`sidebar_config`), pages read the result (`run_config`). Values
 come from the URL on a session's first run and are clamped to mpviz's limits before the widgets exist, so the
@@ -6,9 +7,6 @@ widgets always show what really runs, and a warning says what was changed.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -18,16 +16,9 @@ from mpviz.app.glossary import term_help
 from mpviz.app.page import warn
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, clamp
-
-DTYPE_CHOICES = ("off", "fp16", "bf16")
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    config: AttentionConfig
-    device: str
-    dtype: str  # "off" | "fp16" | "bf16"
-
+from mpviz.presentation.run_config import DTYPE_CHOICES as DTYPE_CHOICES
+from mpviz.presentation.run_config import RunConfig as RunConfig
+from mpviz.presentation.run_config import describe as describe
 
 SIDEBAR_PARAMS = [
     UrlParam("device", "cpu", str),  # checked against available_devices() below: availability is per machine
@@ -94,21 +85,6 @@ def sidebar_config(shown: str = "controls") -> RunConfig:
         st.sidebar.caption(words["run_summary"].format(run=describe(RunConfig(cfg, s.device, s.dtype), words)))
     write_url(SIDEBAR_PARAMS)
     return RunConfig(cfg, s.device, s.dtype)  # the widgets hold exactly cfg's values (set above)
-
-
-def describe(rc: RunConfig, words: Mapping) -> str:
-    """The run in one line of words: device, autocast dtype, the block's sizes and kind."""
-    c = rc.config
-    return words["run_line"].format(
-        device=words["device_labels"].get(rc.device, rc.device),
-        dtype=words["dtype_labels"][rc.dtype],
-        seq=c.seq_len,
-        dim=c.d_model,
-        heads=c.n_heads,
-        attention=words["attention_labels"][c.attention],
-        softmax=words["softmax_labels"][c.softmax],
-        scale=f"{c.input_scale:g}",
-    )
 
 
 def _controls(words, devices: list[str]) -> None:

@@ -1,9 +1,9 @@
 """Words: every user-facing string lives in `mpviz/locales/<lang>/<section>.toml`, one section per lesson plus `common`.
 
-mpviz.presentation.locales reads the files (without Streamlit, so the CLI's lesson file reads them too); its names are
-this module's as well. Pages look their words up (`section("scaler")["title"]`) and fill templates with `str.format`.
-Templates are trusted; what a visitor typed is not: anything user-supplied that is echoed into markdown goes
-through `echo` first, which renders it as inert inline code (no links, images or emphasis can come out of it).
+mpviz.presentation.locales reads the files and mpviz.presentation.text words them (without Streamlit, so the view
+models and the CLI's lesson file read them too); here they are in the Streamlit session's language. Pages look their
+words up (`section("scaler")["title"]`) and fill templates with `str.format`; user text echoed into markdown goes
+through `echo` (mpviz.presentation.text).
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from types import MappingProxyType
 
 import streamlit as st
 
+from mpviz.presentation import text as viewer_text
 from mpviz.presentation.locales import DEFAULT_LANGUAGE as DEFAULT_LANGUAGE
 from mpviz.presentation.locales import LANGUAGES as LANGUAGES
 from mpviz.presentation.locales import LOCALES as LOCALES
 from mpviz.presentation.locales import load as load
 from mpviz.presentation.locales import plain as plain
-
-ECHO_MAX_CHARS = 60  # user text is cut to this length before it is shown back
+from mpviz.presentation.text import ECHO_MAX_CHARS as ECHO_MAX_CHARS
+from mpviz.presentation.text import echo as echo
 
 
 def language() -> str:
@@ -33,20 +34,5 @@ def section(name: str) -> MappingProxyType:
 
 
 def reason(error: Exception) -> str:
-    """Why the engine refused a setting (a `mpviz.model.ConfigError`), in this session's language: the engine's
-    reason is a stable phrase, and common.toml's [reasons] table holds its words (tests check every phrase the
-    engine can raise is there)."""
-    code = getattr(error, "reason", "")
-    return section("common")["reasons"].get(code, code)
-
-
-def echo(raw: object) -> str:
-    """User-supplied text, made safe to place in markdown: one line, cut to ECHO_MAX_CHARS, as inline code.
-
-    Inside a code span markdown renders nothing (no link, image, emphasis or HTML); backticks, which could close
-    the span, become a look-alike modifier letter.
-    """
-    text = " ".join(str(raw).split())
-    if len(text) > ECHO_MAX_CHARS:
-        text = text[: ECHO_MAX_CHARS - 1] + "…"
-    return f"`{text.replace('`', 'ˋ') or ' '}`"
+    """Why the engine refused a setting, in this session's language (mpviz.presentation.text.reason)."""
+    return viewer_text.reason(error, language())

@@ -35,6 +35,7 @@ from mpviz.app.run_config import RunConfig, run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, open_view, parse_bool
 from mpviz.policy import device_policy
+from mpviz.presentation import runs
 from mpviz.scaler import ScalerSettings
 from mpviz.stats import FormatRange
 
@@ -190,7 +191,7 @@ def _stored_facts(stop: Stop, rc: RunConfig) -> dict:
 def _verdict_facts(stop: Stop, rc: RunConfig) -> dict:
     """How many claims got each verdict, from the same shared checks the claims page runs; slow ones pending."""
     fast = [c for c in claims.CLAIMS if not c.on_demand]
-    checked = [results.shared(("claim", c.id), c.check) for c in fast]
+    checked = [runs.claim_check(c.id) for c in fast]
     return claims.verdict_counts(checked) | {"pending": len(claims.CLAIMS) - len(fast)}
 
 

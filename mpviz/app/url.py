@@ -1,4 +1,5 @@
-"""View state in the URL: each piece of state a link should reproduce is a `UrlParam` (`?key=value`).
+"""View state in the URL: each piece of state a link should reproduce is a `UrlParam` (`?key=value`, declared in
+mpviz.presentation.url_params, where view models declare theirs too).
 
 On a session's first run `seed_from_url` reads every param into session state (a bad value warns and falls back
 to the default); widgets bound to those keys then own the values (kept across pages that don't draw them);
@@ -9,49 +10,17 @@ is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
 
 import streamlit as st
 
 from mpviz import contracts
 from mpviz.app import lessons, text
 from mpviz.app.page import PERSONAL_KEYS, warn
-
-
-@dataclass(frozen=True)
-class UrlParam:
-    """One piece of view state that lives in `?key=...`: its default and how to read it from a string."""
-
-    key: str
-    default: Any
-    parse: Callable[[str], Any]
-    dump: Callable[[Any], str] = str
-    aliases: tuple[str, ...] = ()  # older keys of the same state, still read from shared links
-
-
-def parse_bool(raw: str) -> bool:
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(raw)
-
-
-def dump_bool(value: bool) -> str:
-    return "1" if value else "0"
-
-
-def parse_choice(choices: Iterable[str]) -> Callable[[str], str]:
-    allowed = tuple(choices)
-
-    def parse(raw: str) -> str:
-        if raw not in allowed:
-            raise ValueError(raw)
-        return raw
-
-    return parse
+from mpviz.presentation.url_params import UrlParam as UrlParam
+from mpviz.presentation.url_params import dump_bool as dump_bool
+from mpviz.presentation.url_params import parse_bool as parse_bool
+from mpviz.presentation.url_params import parse_choice as parse_choice
 
 
 def _raw(p: UrlParam) -> tuple[str, str] | None:

@@ -9,7 +9,7 @@ run it on demand). Nothing here is a sentence.
 A claim is declared below, or where its check is: in the `CLAIM_SPECS` (dicts of Claim's fields) of any module of
 this package, which `gathered` finds. A new claim is then its check and evidence (one engine module), its words
 (mpviz/locales/en and mpviz/locales/zh) and, if its evidence needs more than words, a view registered for the evidence's
-type (mpviz.app.claim_evidence): at most four files, none of them a list to keep in step by hand.
+type (mpviz.presentation.claim_evidence): at most four files, none of them a list to keep in step by hand.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Tutorial claims, checked: each claim next to the measurements that confirm, limit or refute it, part by part.
 
-The view model (mpviz.app.view_models.claims) builds the overview and every card once per process, language and filter
-state; this page holds the filters and draws: a card is an anchored title and a few elements (its texts are one
-markdown element), and detail few readers open is built only once its expander is opened.
+The view model (mpviz.presentation.view_models.claims) builds the overview and every card once per process,
+language and filter state; this page holds the filters and draws: a card is an anchored title and a few elements
+(its texts are one markdown element), and detail few readers open is built only once its expander is opened.
 """
 
 from contextlib import nullcontext
@@ -11,11 +11,11 @@ import streamlit as st
 
 from mpviz import claims
 from mpviz.app import text
-from mpviz.app.claim_evidence.blocks import Block, Code, Columns, Details, Figure
 from mpviz.app.glossary import term_help
 from mpviz.app.page import Container, chart, guarded, page_header, presenting, show_warnings
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
-from mpviz.app.view_models import claims as lesson
+from mpviz.presentation.claim_evidence.blocks import Block, Code, Columns, Details, Figure
+from mpviz.presentation.view_models import claims as lesson
 
 TEXT = text.section("claims")
 PARAMS = [

@@ -1,6 +1,6 @@
 """Number formats: one value in every selected format, bit by bit, with rounding bins, ranges and tensors.
 
-Widgets and drawing only: what is shown comes from the view model mpviz.app.view_models.formats.
+Widgets and drawing only: what is shown comes from the view model mpviz.presentation.view_models.formats.
 """
 
 import streamlit as st
@@ -13,8 +13,8 @@ from mpviz.app.page import chart, dtype_badge, expert, guarded, page_header, sho
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
-from mpviz.app.view_models import formats as vm
 from mpviz.presentation import palette
+from mpviz.presentation.view_models import formats as vm
 
 TEXT = text.section("formats")
 PAGE_PARAMS = [

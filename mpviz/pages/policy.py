@@ -1,6 +1,6 @@
 """Autocast policy: which ops autocast casts on CPU and on CUDA, probed live from the installed torch.
 
-Widgets and drawing only: what is shown comes from the view model mpviz.app.view_models.policy.
+Widgets and drawing only: what is shown comes from the view model mpviz.presentation.view_models.policy.
 """
 
 import logging
@@ -13,10 +13,10 @@ from mpviz.app.page import chart, expert, guarded, page_header, show_warnings, w
 from mpviz.app.run_config import RunConfig, run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
-from mpviz.app.view_models import policy as vm
 from mpviz.emulation import EMULATION_LIMITS
 from mpviz.policy import CATEGORIES, PROBE_FUNCTIONS, PROBE_INPUT_DTYPES, UNCLASSIFIED, ChildProbeError
 from mpviz.policy import probeable_devices as devices
+from mpviz.presentation.view_models import policy as vm
 
 TEXT = text.section("policy")
 log = logging.getLogger("mpviz.view")

@@ -1,5 +1,5 @@
-"""GradScaler, live: a real torch.amp.GradScaler trains the attention block, drawn step by step. The view model
-(mpviz.app.view_models.scaler) settles the knobs, trains once for everyone, words and draws; here: the widgets."""
+"""GradScaler, live: a real torch.amp.GradScaler trains the block, drawn step by step. The view model (its
+presentation.view_models module) settles the knobs, trains once for everyone, words and draws; here: the widgets."""
 
 import time
 from contextlib import nullcontext
@@ -13,7 +13,7 @@ from mpviz.app.page import chart, guarded, page_header, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import run_slots
 from mpviz.app.url import seed_from_url, write_url
-from mpviz.app.view_models import scaler as lesson
+from mpviz.presentation.view_models import scaler as lesson
 from mpviz.run_watch import Plan, RunWatch
 
 TEXT = text.section("scaler")

@@ -1,5 +1,5 @@
 """Softmax overflow: provoke, measure and fix softmax's overflow, blur and underflow, format by format. Widgets and
-drawing only: what is shown comes from the view model mpviz.app.view_models.softmax."""
+drawing only: what is shown comes from the view model mpviz.presentation.view_models.softmax."""
 
 import math
 
@@ -11,7 +11,7 @@ from mpviz.app.page import chart, dtype_badge, expert, guarded, page_header, sho
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
-from mpviz.app.view_models import softmax as vm
+from mpviz.presentation.view_models import softmax as vm
 
 TEXT = text.section("softmax")
 SOURCES = tuple(TEXT["sources"])

@@ -11,12 +11,19 @@ TypeError rather than keyed by identity.
     @memoised(returns="table")   # rows, which the app turns into one Arrow table st.dataframe only serialises
     @memoised(heavy=True)        # the app admits it through the heavy lane's gate first
     @memoised(heavy=is_long)     # … when is_long(*args, **kwargs) says this call is heavy
+    @memoised(words=False)       # the result holds no words: one result for every language (a training run)
+    @memoised(worker=True)       # the host may compute it in a worker process (fn module-level, arguments pickle)
 
 `f.cached(*args, **kwargs)` says whether that call's result is already shared (a page shows no spinner then).
 
+The language is part of the key unless `words=False`: a view model's words are in the language of the viewer
+asking (`language()`, which the host says), so one left out of the key would serve a Chinese figure to an English
+viewer. A result that holds no words (an engine run) says so, and a class in two languages shares one run.
+
 Where results are kept is the host's business, not the view model's: without a host (a unit test, a notebook) each
-call computes; the Streamlit app installs its process-wide, byte-bounded, single-flight store with `use()`
-(mpviz.app.serving.results), and the session's language with it.
+call computes, in this process, in English; `InProcess()` keeps them in a dict (tests, a notebook); the Streamlit app
+installs its process-wide, byte-bounded, single-flight store with `use()` (mpviz.app.serving.results), the session's
+language with it, and runs `worker=True` calls in its worker pool.
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import importlib
 from array import array
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, Protocol, TypeVar
 
-__all__ = ["Returns", "SharedResults", "freeze", "memoised", "use"]
+__all__ = ["InProcess", "Returns", "SharedResults", "freeze", "language", "memoised", "use"]
 
 T = TypeVar("T")
 Returns = Literal["value", "figure", "table"]
@@ -39,31 +47,70 @@ class SharedResults(Protocol):
 
     def language(self) -> str: ...
 
-    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool) -> Any: ...
+    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool, worker: bool) -> Any:
+        """`compute()`'s result for `key`, computed once and shared; `heavy`: admit it through the heavy lane first;
+        `worker`: `compute` pickles and may run in a worker process."""
+        ...
 
     def holds(self, returns: Returns, key: tuple) -> bool: ...
 
 
 class _NoHost:
-    """No host: every call computes (a table's rows stay rows), in English."""
+    """No host: every call computes (a table's rows stay rows), in this process, in English."""
 
     def language(self) -> str:
         return "en"
 
-    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool) -> Any:
+    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool, worker: bool) -> Any:
         return compute()
 
     def holds(self, returns: Returns, key: tuple) -> bool:
         return False
 
 
+class InProcess:
+    """A host that keeps every result in a dict, in this process, for a viewer in `lang` (settable): a test's or a
+    notebook's. Unbounded: for a few calls, not for a server."""
+
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang
+        self.results: dict[tuple, Any] = {}
+
+    def language(self) -> str:
+        return self.lang
+
+    def share(self, returns: Returns, key: tuple, compute: Callable[[], Any], heavy: bool, worker: bool) -> Any:
+        if key not in self.results:
+            self.results[key] = compute()
+        return self.results[key]
+
+    def holds(self, returns: Returns, key: tuple) -> bool:
+        return key in self.results
+
+
 _host: SharedResults = _NoHost()
 
 
-def use(host: SharedResults) -> None:
-    """Keep every memoised result in `host` from now on (the app calls this once, when its serving layer loads)."""
+def use(host: SharedResults | None) -> SharedResults:
+    """Keep every memoised result in `host` from now on (the app calls this once, when its serving layer loads;
+    None: no host). Returns the host it replaces, so a test can put it back."""
     global _host
-    _host = host
+    previous, _host = _host, host if host is not None else _NoHost()
+    return previous
+
+
+def language() -> str:
+    """The language of the viewer asking, as the host says ("en" without a host): a view model's words are in it."""
+    return _host.language()
+
+
+def _call_unwrapped(module: str, qualname: str, args: tuple, kwargs: dict) -> Any:
+    """Call the function a memoised `module.qualname` wraps: what a worker process runs for a `worker=True` call
+    (module-level, so it pickles by name; the worker imports `module`)."""
+    target: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target.__wrapped__(*args, **kwargs)
 
 
 def freeze(value: Any) -> Hashable:
@@ -88,7 +135,13 @@ def freeze(value: Any) -> Hashable:
 
 
 def memoised(
-    fn: Callable[..., T] | None = None, /, *, returns: Returns = "value", heavy: bool | Callable[..., bool] = False
+    fn: Callable[..., T] | None = None,
+    /,
+    *,
+    returns: Returns = "value",
+    heavy: bool | Callable[..., bool] = False,
+    words: bool = True,
+    worker: bool = False,
 ) -> Callable[..., T]:
     """Decorate `fn` so that each distinct call is computed once per host and shared (see the module doc)."""
 
@@ -96,12 +149,17 @@ def memoised(
         name = f"{fn.__module__}.{fn.__qualname__}"
 
         def key_of(args: tuple, kwargs: dict) -> tuple:
-            return (name, _host.language(), freeze(args), freeze(kwargs))
+            return (name, _host.language() if words else None, freeze(args), freeze(kwargs))
+
+        def computation(args: tuple, kwargs: dict) -> Callable[[], T]:
+            if worker:  # by name, so that it pickles: the decorated function is what its module holds
+                return functools.partial(_call_unwrapped, fn.__module__, fn.__qualname__, args, kwargs)
+            return functools.partial(fn, *args, **kwargs)
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> T:
             admit = heavy(*args, **kwargs) if callable(heavy) else heavy
-            return _host.share(returns, key_of(args, kwargs), functools.partial(fn, *args, **kwargs), admit)
+            return _host.share(returns, key_of(args, kwargs), computation(args, kwargs), admit, worker)
 
         def cached(*args: Any, **kwargs: Any) -> bool:
             return _host.holds(returns, key_of(args, kwargs))

@@ -1,6 +1,7 @@
 """Engine results for the pages: computed once per process for everyone, bounded in bytes, admitted when heavy.
 
-The lesson computations (traces, lesson bundles, claim measurements) run in worker processes (`isolated`, see
+The lesson computations (traces, lesson bundles, claim measurements: mpviz.presentation.runs) run in worker processes
+(`isolated`, and every `memoised(worker=True)` view-model function through this module's host; see
 mpviz.app.serving.workers): a native crash, an OOM kill or a run past the time limit there costs only the request that
 hit it, which gets a message and a retry button (`mpviz.app.page.worker_crash`); results are still cached here, in the
 server.
@@ -38,7 +39,7 @@ from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
 from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
 from mpviz.policy import ChildProbeError
-from mpviz.presentation import memo
+from mpviz.presentation import memo, runs
 from mpviz.presentation.figures.formats import bit_layout_figure
 from mpviz.presentation.figures.shared import SharedFigure
 
@@ -166,7 +167,9 @@ class _SessionResults:
     def language(self) -> str:
         return text.language()
 
-    def share(self, returns: memo.Returns, key: tuple, compute: Callable[[], T], heavy: bool) -> T:
+    def share(self, returns: memo.Returns, key: tuple, compute: Callable[[], T], heavy: bool, worker: bool) -> T:
+        if worker:  # an engine run (mpviz.presentation.runs): in the worker pool, its lane by `heavy`
+            return isolated(key, compute, heavy=heavy)
         if returns == "figure":
             return shared_figure(key, compute)
         if returns == "table":
@@ -193,21 +196,12 @@ def isolated(key: tuple, fn: Callable[..., T], *args: object, heavy: bool = Fals
     return _shared(key, lambda: _through(light_gate(), text.section("queue")["light"], lambda: run_isolated(fn, *args)))
 
 
-def _trace_key(rc: RunConfig, device: str) -> tuple:
-    return ("trace", config_key(rc.config), device, rc.dtype)
-
-
-def _trace(rc: RunConfig, device: str) -> mpviz.AttentionTrace:
-    heavy = is_heavy(rc.config, device, parse_autocast_dtype(rc.dtype))
-    return isolated(_trace_key(rc, device), mpviz.trace_attention, rc.config, device, rc.dtype, heavy=heavy)
-
-
-def _shown_errors(key: tuple, run: Callable[[], T], where: str) -> T | None:
-    """`run()` (which computes or takes `key`'s shared result), or None after telling the visitor why this
-    configuration cannot run."""
+def _shown_errors(cached: bool, run: Callable[[], T], where: str) -> T | None:
+    """`run()` (which computes or, when `cached`, takes a shared result), or None after telling the visitor why
+    this configuration cannot run."""
     words = text.section("common")
     try:
-        with spinner(key, words["computing"]):
+        with nullcontext() if cached else st.spinner(words["computing"]):
             return run()
     except ConfigError as e:
         st.error(words["config_error"].format(error=e))
@@ -219,15 +213,10 @@ def _shown_errors(key: tuple, run: Callable[[], T], where: str) -> T | None:
     return None
 
 
-def trace(rc: RunConfig) -> mpviz.AttentionTrace:
-    """The traced run for `rc`, computed or shared, without a word on the page: for a view model, once the page has
-    shown `attention_trace(rc)`. Raises what the run raised (ConfigError, WorkerCrashed, …)."""
-    return _trace(rc, rc.device)
-
-
 def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
-    """The traced run for `rc`, or None after showing why it cannot run."""
-    return _shown_errors(_trace_key(rc, rc.device), lambda: _trace(rc, rc.device), "trace")
+    """The traced run for `rc`, or None after showing why it cannot run; view models then read the same shared run
+    without a word on the page (mpviz.presentation.runs.attention_trace)."""
+    return _shown_errors(runs.attention_trace.cached(rc), lambda: runs.attention_trace(rc), "trace")
 
 
 def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
@@ -236,7 +225,7 @@ def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     if rc.dtype == "off":
         return None
     try:
-        return _trace(rc, counterpart_device(rc.device))
+        return runs.attention_trace(RunConfig(rc.config, counterpart_device(rc.device), rc.dtype))
     except (ConfigError, ChildProbeError, WorkerCrashed):
         return None
 
@@ -246,7 +235,7 @@ def attention_lesson(rc: RunConfig) -> bytes | None:
     heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
     key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
     lesson = lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy)  # noqa: E731
-    return _shown_errors(key, lesson, "lesson")
+    return _shown_errors(key in default_cache(), lesson, "lesson")
 
 
 def kernel_notice() -> None:

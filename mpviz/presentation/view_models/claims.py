@@ -2,8 +2,9 @@
 
 `lesson(verdict, topic, measured_ids)` is everything the page draws, built once per process and language for each
 filter state (mpviz.presentation.memo) from the claims' shared measurements (`measured`): the verdict tally, one
-overview table per topic, and per topic the cards, each a title and a few blocks (mpviz.app.claim_evidence.blocks) that
-its evidence's view returned (mpviz.app.claim_evidence.dispatch). Nothing here draws: mpviz/pages/claims.py does.
+overview table per topic, and per topic the cards, each a title and a few blocks
+(mpviz.presentation.claim_evidence.blocks) that its evidence's view returned
+(mpviz.presentation.claim_evidence.dispatch). Nothing here draws: mpviz/pages/claims.py does.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from dataclasses import dataclass
 from itertools import zip_longest
 
 from mpviz import claims
-from mpviz.app import text
-from mpviz.app.claim_evidence import BADGE_COLORS, badge, op_name, view_of
-from mpviz.app.claim_evidence.blocks import Block, caption, markdown_table, merged
-from mpviz.app.serving import results
+from mpviz.presentation import runs, text
+from mpviz.presentation.claim_evidence import BADGE_COLORS, badge, op_name, view_of
+from mpviz.presentation.claim_evidence.blocks import Block, caption, markdown_table, merged
 from mpviz.presentation.memo import memoised
 
 __all__ = [
@@ -86,10 +86,9 @@ def wanted(slow: bool) -> tuple[int, ...]:
 
 
 def measured(claim_id: int) -> claims.Checked:
-    """One claim's check, computed once per process for every session in a worker process (it needs no words: one
-    result for both languages); slow checks wait for the admission gate."""
-    claim = claims.claim(claim_id)
-    return results.isolated(("claim", claim.id), claim.check, heavy=claim.on_demand)
+    """One claim's check, computed once per host for every session (in the app, in a worker process; it needs no
+    words: one result for both languages, mpviz.presentation.runs.claim_check); slow checks wait for the heavy lane."""
+    return runs.claim_check(claim_id)
 
 
 def anchor(claim: claims.Claim) -> str:

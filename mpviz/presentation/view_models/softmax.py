@@ -16,12 +16,11 @@ import plotly.graph_objects as go
 
 from mpviz import softmax as sm
 from mpviz import softmax_scale
-from mpviz.app import text
-from mpviz.app.run_config import RunConfig
-from mpviz.app.serving import results
 from mpviz.model import ConfigError
+from mpviz.presentation import runs, text
 from mpviz.presentation.figures import softmax as softmax_fig
 from mpviz.presentation.memo import memoised
+from mpviz.presentation.run_config import RunConfig
 
 __all__ = [
     "CLOSE",
@@ -130,7 +129,7 @@ class Logits:
     problem: str | None = None
 
 
-@memoised
+@memoised(words=False)
 def scenario(name: str) -> tuple[float, ...]:
     """A preset's row, made once per process: grown until it overflows, a row costs more than the page around it."""
     return tuple(sm.scenario_logits(name))
@@ -156,11 +155,11 @@ def generated(generator: sm.LogitGenerator) -> Logits:
         return Logits(scenario("large"), _words()["bad_generator"].format(**words))
 
 
-@memoised
+@memoised(words=False)
 def score_shape(rc: RunConfig) -> tuple[int, int] | None:
     """(heads, rows) of the traced run's scores, None where it has none (fused SDPA never builds them)."""
     try:
-        heads, rows, _ = sm.score_sample_shape(results.trace(rc).trace)
+        heads, rows, _ = sm.score_sample_shape(runs.attention_trace(rc).trace)
     except ConfigError:
         return None
     return heads, rows
@@ -175,7 +174,7 @@ class ScoreRow:
 @memoised
 def score_row(rc: RunConfig, head: int, row: int) -> ScoreRow:
     """Row `row` of head `head` of the traced run's scores (mask applied), with a caption that says so."""
-    picked = sm.score_row(results.trace(rc).trace, head, row)
+    picked = sm.score_row(runs.attention_trace(rc).trace, head, row)
     masked = sum(v == -math.inf for v in picked.values)
     words = dict(head=picked.head, row=picked.row, dtype=picked.dtype, n=len(picked.values), masked=masked)
     caption = _words()["trace_caption"].format(**words)
@@ -185,7 +184,7 @@ def score_row(rc: RunConfig, head: int, row: int) -> ScoreRow:
 
 
 # ── the probabilities ───────────────────────────────────────────────────────────────────────────────────────
-@memoised(heavy=_heavy)
+@memoised(heavy=_heavy, words=False)
 def compare(logits: tuple[float, ...], formats: tuple[str, ...], loss: str) -> sm.Comparison:
     """Naive, max-subtracted and upcast softmax of the row in each format, against float64."""
     return sm.compare(logits, formats, sm.METHODS, loss)
@@ -284,7 +283,7 @@ def metrics_table(logits: tuple[float, ...], formats: tuple[str, ...], loss: str
 
 
 # ── the sweep ───────────────────────────────────────────────────────────────────────────────────────────────
-@memoised(heavy=_heavy)
+@memoised(heavy=_heavy, words=False)
 def sweep(logits: tuple[float, ...], formats: tuple[str, ...]) -> softmax_scale.Sweep:
     """The row scaled over softmax_scale.sweep_scales(), every recipe measured at each scale."""
     return softmax_scale.sweep(logits, formats=formats)
@@ -320,7 +319,7 @@ def sweep_lines(logits: tuple[float, ...], formats: tuple[str, ...]) -> tuple[st
 
 
 # ── exp(x) ──────────────────────────────────────────────────────────────────────────────────────────────────
-@memoised
+@memoised(words=False)
 def _exp_curves(formats: tuple[str, ...]) -> tuple:
     return tuple(softmax_scale.exp_curves(formats))
 
@@ -345,7 +344,7 @@ def exp_notes(formats: tuple[str, ...]) -> str:
 
 
 # ── two close logits ────────────────────────────────────────────────────────────────────────────────────────
-@memoised
+@memoised(words=False)
 def _close(a: float, b: float, formats: tuple[str, ...]) -> tuple[sm.CloseLogits, ...]:
     return tuple(sm.close_logits(a, b, formats))
 

@@ -8,8 +8,8 @@ so every card is built in its session's language."""
 import importlib
 import pkgutil
 
-from mpviz.app.claim_evidence.dispatch import view_of
-from mpviz.app.claim_evidence.words import BADGE_COLORS, badge, op_name
+from mpviz.presentation.claim_evidence.dispatch import view_of
+from mpviz.presentation.claim_evidence.words import BADGE_COLORS, badge, op_name
 
 __all__ = ["BADGE_COLORS", "badge", "load_views", "op_name", "view_of"]
 

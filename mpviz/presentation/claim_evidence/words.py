@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from mpviz import claims
-from mpviz.app import text
-from mpviz.app.claim_evidence.blocks import markdown_table
+from mpviz.presentation import text
+from mpviz.presentation.claim_evidence.blocks import markdown_table
 
 BADGE_COLORS = {
     "holds": "green",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import lesson_words, say, table, yes_no
+from mpviz.presentation.claim_evidence.blocks import Block
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import lesson_words, say, table, yes_no
 
 
 @shows(claims.NoOpEvidence)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block, Columns, Details, caption, figure
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import (
+from mpviz.policy import CallProbe
+from mpviz.presentation.claim_evidence.blocks import Block, Columns, Details, caption, figure
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import (
     badge,
     category,
     lesson_words,
@@ -15,7 +16,6 @@ from mpviz.app.claim_evidence.words import (
     short_category,
     table,
 )
-from mpviz.policy import CallProbe
 from mpviz.presentation.figures import policy as policy_fig
 
 

@@ -13,13 +13,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import mpviz.policy as pol
-from mpviz.app import text
-from mpviz.app.run_config import RunConfig
-from mpviz.app.serving import results
 from mpviz.emulation import EmulationCheck, check_emulation
 from mpviz.model import AttentionConfig
+from mpviz.presentation import runs, text
 from mpviz.presentation.figures import policy as policy_fig
 from mpviz.presentation.memo import memoised
+from mpviz.presentation.run_config import RunConfig
 
 __all__ = [
     "FILTER_CATEGORIES",
@@ -81,7 +80,7 @@ def probe_cache() -> str:
     return str(pol.cache_dir())
 
 
-@memoised
+@memoised(words=False)
 def policy(device: str, cache: str) -> pol.DevicePolicy:
     """The device's probed policy, read through the probe cache folder `cache` (`probe_cache()`); raises
     mpviz.policy.ChildProbeError when the probe's child process died."""
@@ -92,7 +91,7 @@ def _policy(device: str) -> pol.DevicePolicy:
     return policy(device, probe_cache())
 
 
-@memoised
+@memoised(words=False)
 def _compared(left: str, right: str) -> pol.PolicyComparison:
     return pol.compare_policies(_policy(left), _policy(right))
 
@@ -141,7 +140,7 @@ def counts_figure(left: str, right: str) -> go.Figure:
     return policy_fig.policy_counts_figure(per_device, {c: c for c in shown}, low_dtypes, labels=_words()["figure"])
 
 
-@memoised
+@memoised(words=False)
 def probe(function: str, input_dtypes: tuple[str, ...], device: str, autocast_dtype: str) -> pol.CallProbe:
     """What one call of PROBE_FUNCTIONS[function] really runs on `device` under autocast(`autocast_dtype`)."""
     return pol.probe_call(function, input_dtypes, device, autocast_dtype)
@@ -174,7 +173,7 @@ def set_opt_measured(left: str, right: str) -> str | None:
 
 
 # ── the op table ────────────────────────────────────────────────────────────────────────────────────────────
-@memoised
+@memoised(words=False)
 def _kept(left: str, right: str, search: str, categories: tuple[str, ...], only_differing: bool) -> tuple:
     needle, wanted = search.strip().lower(), set(categories)
     return tuple(
@@ -238,11 +237,11 @@ def steps_figure(function: str, input_dtypes: tuple[str, ...], device: str, auto
 
 
 # ── the emulation check ─────────────────────────────────────────────────────────────────────────────────────
-@memoised(heavy=True)  # a child process per config
+@memoised(heavy=True, words=False)  # a child process per config
 def emulation_check(config: AttentionConfig, dtype: str) -> EmulationCheck:
     """The config's trace under CUDA's policy emulated on CPU, checked against the real CUDA kernels (fake
     tensors, in a child process). Raises mpviz.policy.ChildProbeError when that child died."""
-    emulated = results.trace(RunConfig(config, "cuda-sim", dtype))
+    emulated = runs.attention_trace(RunConfig(config, "cuda-sim", dtype))
     return check_emulation(emulated.trace, emulated.config)
 
 

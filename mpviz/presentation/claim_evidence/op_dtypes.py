@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block, caption
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import lesson_words, say, short_category, table
+from mpviz.presentation.claim_evidence.blocks import Block, caption
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import lesson_words, say, short_category, table
 
 
 def op_rows(ev: claims.OpDtypeEvidence) -> list[dict]:

@@ -20,12 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from mpviz import scaler
-from mpviz.app import text
-from mpviz.app.run_config import RunConfig
-from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice
 from mpviz.model import ConfigError
+from mpviz.presentation import text
 from mpviz.presentation.figures import scaler as scaler_fig
 from mpviz.presentation.memo import memoised
+from mpviz.presentation.run_config import RunConfig
+from mpviz.presentation.url_params import UrlParam, dump_bool, parse_bool, parse_choice
 from mpviz.run_watch import Pacer
 
 __all__ = [
@@ -227,7 +227,7 @@ def reporting(
         _listener.reset(token)
 
 
-@memoised(heavy=True)
+@memoised(heavy=True, words=False)
 def run(cfg: scaler.TrainConfig) -> scaler.ScalerRun:
     """A real GradScaler training `cfg`, every step recorded; once per process (heavy lane)."""
     arrived: list = []
@@ -239,7 +239,7 @@ def run(cfg: scaler.TrainConfig) -> scaler.ScalerRun:
     return scaler.collect(cfg, tuple(arrived))
 
 
-@memoised(heavy=True)
+@memoised(heavy=True, words=False)
 def recipes(cfg: scaler.TrainConfig) -> tuple:
     """The four recipes (fp32, bf16, fp16 + GradScaler, fp16) trained on `cfg` without its injected infs."""
     return scaler.compare_recipes(replace(cfg, inject_inf=()), (_listener.get() or _QUIET).on_recipe)

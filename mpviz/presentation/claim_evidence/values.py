@@ -7,9 +7,9 @@ import math
 import plotly.graph_objects as go
 
 from mpviz import claims, formats
-from mpviz.app.claim_evidence.blocks import Block, Columns, Figure, caption, figure
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import (
+from mpviz.presentation.claim_evidence.blocks import Block, Columns, Figure, caption, figure
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import (
     lesson_words,
     number_line_labels,
     quoted_match,

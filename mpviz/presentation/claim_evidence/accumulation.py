@@ -6,9 +6,9 @@ import math
 from fractions import Fraction
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block, Columns, caption, figure
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import lesson_words, say, table, yes_no
+from mpviz.presentation.claim_evidence.blocks import Block, Columns, caption, figure
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import lesson_words, say, table, yes_no
 from mpviz.presentation.figures import claims as claims_fig
 
 

@@ -1,13 +1,13 @@
 """The fp8 claims' evidence (mpviz.claims.fp8): the cast table. The other fp8 claims need only their words, filled
-with their evidence's fields (mpviz.app.claim_evidence.dispatch.words_only)."""
+with their evidence's fields (mpviz.presentation.claim_evidence.dispatch.words_only)."""
 
 from __future__ import annotations
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import say, table
 from mpviz.claims.fp8 import CastEvidence
+from mpviz.presentation.claim_evidence.blocks import Block
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import say, table
 
 
 @shows(CastEvidence)

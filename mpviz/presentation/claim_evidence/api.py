@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block, Code, Columns
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import code_list, lesson_words, say, table, yes_no
+from mpviz.presentation.claim_evidence.blocks import Block, Code, Columns
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import code_list, lesson_words, say, table, yes_no
 
 
 @shows(claims.ApiEvidence)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block, Details, caption
-from mpviz.app.claim_evidence.dispatch import shows
-from mpviz.app.claim_evidence.words import code_list, lesson_words, say, table
 from mpviz.claims.gradients import BACKWARD_BLOCK
+from mpviz.presentation.claim_evidence.blocks import Block, Details, caption
+from mpviz.presentation.claim_evidence.dispatch import shows
+from mpviz.presentation.claim_evidence.words import code_list, lesson_words, say, table
 
 
 @shows(claims.GradientsEvidence)

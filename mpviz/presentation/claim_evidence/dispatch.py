@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from mpviz import claims
-from mpviz.app.claim_evidence.blocks import Block
-from mpviz.app.claim_evidence.words import say
+from mpviz.presentation.claim_evidence.blocks import Block
+from mpviz.presentation.claim_evidence.words import say
 
 __all__ = ["View", "shows", "view_of", "words_only"]
 

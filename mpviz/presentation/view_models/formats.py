@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from mpviz import formats
-from mpviz.app import text
-from mpviz.app.run_config import RunConfig
-from mpviz.app.serving import results
+from mpviz.presentation import runs, text
 from mpviz.presentation.figures import formats as formats_fig
 from mpviz.presentation.memo import memoised
+from mpviz.presentation.run_config import RunConfig
 from mpviz.trace import Trace
 
 __all__ = [
@@ -92,7 +91,7 @@ def _or_dash(x: float | None) -> str:
     return "—" if x is None else repr(x)
 
 
-@memoised
+@memoised(words=False)
 def encoding(value_text: str, fmt: str, rounding: str) -> formats.Encoding:
     """`value_text` stored in `fmt` with `rounding` (mpviz.formats.encode); raises its ValueError on bad text."""
     return formats.encode(value_text, fmt, rounding)
@@ -243,7 +242,7 @@ def summary_table(value_text: str, selected: tuple[str, ...], rounding: str) -> 
 
 
 # ── the number line and the ranges ──────────────────────────────────────────────────────────────────────────
-@memoised
+@memoised(words=False)
 def _number_line(fmt: str, lo: float, hi: float) -> formats.NumberLine:
     return formats.number_line(fmt, lo, hi)
 
@@ -269,7 +268,7 @@ def range_figure(selected: tuple[str, ...], markers: tuple[tuple[str, float], ..
 
 # ── a real tensor from the trace ────────────────────────────────────────────────────────────────────────────
 def _trace(rc: RunConfig) -> Trace:
-    return results.trace(rc).trace
+    return runs.attention_trace(rc).trace
 
 
 @dataclass(frozen=True)
@@ -282,7 +281,7 @@ class TensorView:
     markers: tuple[tuple[str, float], ...]  # its largest and smallest non-zero magnitudes, for the range chart
 
 
-@memoised
+@memoised(words=False)
 def landmarks(rc: RunConfig) -> tuple[str, ...]:
     """The traced run's landmark tensors that have values to show."""
     t = _trace(rc)
@@ -327,7 +326,7 @@ def census_table(rc: RunConfig, name: str) -> list[dict]:
 
 
 # ── rounding, libraries, finfo, properties ──────────────────────────────────────────────────────────────────
-@memoised
+@memoised(words=False)
 def _stochastic(value_text: str, fmt: str) -> formats.StochasticRounding:
     return formats.stochastic_rounding(value_text, fmt, draws=DRAWS)
 
@@ -366,7 +365,7 @@ def library_table(value_text: str, selected: tuple[str, ...]) -> list[dict]:
     return rows
 
 
-@memoised
+@memoised(words=False)
 def _disagreements(fmt: str) -> tuple[formats.CastDisagreement, ...]:
     return formats.library_disagreements(fmt)
 

@@ -1,0 +1,36 @@
+"""The engine runs the lessons share: the attention block's trace, a claim's check. Memoised without words (one run
+for every language) and marked for a worker process (`worker=True`): the app's host runs them in its worker pool, a
+heavy trace in the heavy lane, so a native crash costs only the request that hit it; without a host they run here.
+
+A page that shows a trace's errors (mpviz.app.serving.results.attention_trace) and a view model that reads the trace
+(`attention_trace`) get the same result under the same key: the run is made once.
+"""
+
+from __future__ import annotations
+
+import mpviz
+from mpviz import claims
+from mpviz.model import is_heavy, parse_autocast_dtype
+from mpviz.presentation.memo import memoised
+from mpviz.presentation.run_config import RunConfig
+
+__all__ = ["attention_trace", "claim_check", "heavy_trace"]
+
+
+def heavy_trace(rc: RunConfig) -> bool:
+    """Whether tracing `rc` waits for the heavy lane (mpviz.model.is_heavy)."""
+    return is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
+
+
+@memoised(words=False, worker=True, heavy=heavy_trace)
+def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace:
+    """The attention block of `rc` traced forward and backward on its device under its autocast dtype. Raises
+    what the run raises (mpviz.model.ConfigError; in the app, a worker's crash or time-out)."""
+    return mpviz.trace_attention(rc.config, rc.device, rc.dtype)
+
+
+@memoised(words=False, worker=True, heavy=lambda claim_id: claims.claim(claim_id).on_demand)
+def claim_check(claim_id: int) -> claims.Checked:
+    """Claim `claim_id` checked against a live measurement; one result for both languages (its words are looked up
+    when a card is built). Slow checks (training, timing) go through the heavy lane."""
+    return claims.claim(claim_id).check()
