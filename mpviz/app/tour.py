@@ -36,6 +36,7 @@ from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, open_view, parse_bool
 from mpviz.policy import device_policy
 from mpviz.presentation import runs
+from mpviz.presentation.memo import memoised
 from mpviz.scaler import ScalerSettings
 from mpviz.stats import FormatRange
 
@@ -143,28 +144,26 @@ def plan_arrival(n: int, page: str) -> None:
 
 
 # ── facts: the measurements a stop's words quote ────────────────────────────────────────────────────────────
+@memoised()
 def _bundle_facts(rc: RunConfig) -> dict:
     """Per landmark of the run's lesson bundle: its dtype, the other device's dtype, the casts of its step; and
-    the first op that made inf/NaN. Parsed once per run config and process from the cached bundle bytes."""
-
-    def parse() -> dict:
-        b = json.loads(results.attention_lesson(rc) or b"null")
-        if b is None:
-            return {}
-        events = b["events"]
-        first_out = {name: events[i]["out"][b["landmark_outputs"].get(name, 0)] for name, i in b["landmarks"].items()}
-        dtype = {name: out["dtype"] for name, out in first_out.items()}
-        other = {name: events[i].get("other_dtype", dtype[name]) for name, i in b["landmarks"].items()}
-        casts = {name: len(step["casts"]) for step in b["story"] for name in step["landmarks"]}
-        fn = b.get("first_nonfinite")
-        first = None
-        if fn:
-            e = events[fn["event"]]
-            phases = text.section("stepper")["phases"]
-            first = SimpleNamespace(op=e["op"], event=e["i"], phase=phases.get(e["phase"], e["phase"]))
-        return {"dtype": dtype, "other_dtype": other, "casts": casts, "first_nonfinite": first}
-
-    return results.shared(("tour_facts", results.config_key(rc.config), rc.device, rc.dtype), parse)
+    the first op that made inf/NaN (its phase in the viewer's words). Parsed once per run config, language and
+    process from the cached bundle bytes."""
+    b = json.loads(results.attention_lesson(rc) or b"null")
+    if b is None:
+        return {}
+    events = b["events"]
+    first_out = {name: events[i]["out"][b["landmark_outputs"].get(name, 0)] for name, i in b["landmarks"].items()}
+    dtype = {name: out["dtype"] for name, out in first_out.items()}
+    other = {name: events[i].get("other_dtype", dtype[name]) for name, i in b["landmarks"].items()}
+    casts = {name: len(step["casts"]) for step in b["story"] for name in step["landmarks"]}
+    fn = b.get("first_nonfinite")
+    first = None
+    if fn:
+        e = events[fn["event"]]
+        phases = text.section("stepper")["phases"]
+        first = SimpleNamespace(op=e["op"], event=e["i"], phase=phases.get(e["phase"], e["phase"]))
+    return {"dtype": dtype, "other_dtype": other, "casts": casts, "first_nonfinite": first}
 
 
 def _format_facts(stop: Stop, rc: RunConfig) -> dict:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import mpviz
 from mpviz import claims
+from mpviz.bundle import lesson_json
 from mpviz.model import is_heavy, parse_autocast_dtype
 from mpviz.presentation.memo import memoised
 from mpviz.presentation.run_config import RunConfig
 
-__all__ = ["attention_trace", "claim_check", "heavy_trace"]
+__all__ = ["attention_lesson", "attention_trace", "claim_check", "heavy_trace"]
 
 
 def heavy_trace(rc: RunConfig) -> bool:
@@ -27,6 +28,12 @@ def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace:
     """The attention block of `rc` traced forward and backward on its device under its autocast dtype. Raises
     what the run raises (mpviz.model.ConfigError; in the app, a worker's crash or time-out)."""
     return mpviz.trace_attention(rc.config, rc.device, rc.dtype)
+
+
+@memoised(words=False, worker=True, heavy=heavy_trace)
+def attention_lesson(rc: RunConfig) -> bytes:
+    """The attention lesson's bundle for `rc` as JSON bytes (mpviz.bundle.lesson_json): what the stepper draws."""
+    return lesson_json(rc.config, rc.device, rc.dtype)
 
 
 @memoised(words=False, worker=True, heavy=lambda claim_id: claims.claim(claim_id).on_demand)

@@ -34,10 +34,9 @@ from mpviz.app.run_config import RunConfig
 from mpviz.app.serving import run_slots
 from mpviz.app.serving.admission import AdmissionGate, default_cache, default_gate, light_gate
 from mpviz.app.serving.workers import WorkerCrashed, default_pool, run_isolated
-from mpviz.bundle import counterpart_device, lesson_json
 from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
-from mpviz.model import AttentionConfig, ConfigError, is_heavy, parse_autocast_dtype
+from mpviz.model import AttentionConfig, ConfigError
 from mpviz.policy import ChildProbeError
 from mpviz.presentation import memo, runs
 from mpviz.presentation.figures.formats import bit_layout_figure
@@ -219,23 +218,9 @@ def attention_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
     return _shown_errors(runs.attention_trace.cached(rc), lambda: runs.attention_trace(rc), "trace")
 
 
-def counterpart_trace(rc: RunConfig) -> mpviz.AttentionTrace | None:
-    """The same config traced under the other device's autocast policy: CUDA's (emulated on CPU) for a CPU run,
-    and vice versa; None with autocast off or when that run cannot be made."""
-    if rc.dtype == "off":
-        return None
-    try:
-        return runs.attention_trace(RunConfig(rc.config, counterpart_device(rc.device), rc.dtype))
-    except (ConfigError, ChildProbeError, WorkerCrashed):
-        return None
-
-
 def attention_lesson(rc: RunConfig) -> bytes | None:
     """The attention lesson's bundle as JSON bytes (mpviz.bundle), or None after showing why it cannot run."""
-    heavy = is_heavy(rc.config, rc.device, parse_autocast_dtype(rc.dtype))
-    key = ("lesson", config_key(rc.config), rc.device, rc.dtype)
-    lesson = lambda: isolated(key, lesson_json, rc.config, rc.device, rc.dtype, heavy=heavy)  # noqa: E731
-    return _shown_errors(key in default_cache(), lesson, "lesson")
+    return _shown_errors(runs.attention_lesson.cached(rc), lambda: runs.attention_lesson(rc), "lesson")
 
 
 def kernel_notice() -> None:
