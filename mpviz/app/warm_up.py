@@ -10,8 +10,9 @@ lanes and gates, and never more than one page run at a time (one of mpviz.app.se
 free for visitors, and a visitor who asks for a view being warmed shares its computation instead of repeating it).
 
 It starts after the server answers `/_stcore/health` and never delays it: serve.py's lifespan starts it (the
-hosted paths: deploy/Dockerfile, the Space, the cluster); a plain `streamlit run app.py` has no start-up hook and is
-not warmed. $MPVIZ_WARM_UP=0 turns it off. Progress is logged (`warm-up: N/M …`), kept in `progress()`, and said
+hosted paths: deploy/Dockerfile, the Space, the cluster); a plain `streamlit run app.py` has no start-up hook, so the
+app's first run starts it there (`start_in_server`: a thread, the first visitor's run goes on at once). $MPVIZ_WARM_UP=0
+turns it off. Progress is logged (`warm-up: N/M …`), kept in `progress()`, and said
 on every page while it lasts (`notice`): what is being computed and how far along the warm-up is.
 """
 
@@ -26,14 +27,14 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
-from streamlit import config
+from streamlit import config, runtime
 from streamlit.logger import get_logger
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-__all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "visits"]
+__all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "start_in_server", "visits"]
 
 _log = get_logger(__name__)  # Streamlit's handler: lines in the server's log beside its own
 HEALTH_LIMIT_S = 120.0  # the server answers health within this, or there is nothing to warm
@@ -225,3 +226,12 @@ def start(base_url: str | None = None) -> bool:
         _started = True
     threading.Thread(target=_warm, args=(base_url or local_url(),), name="mpviz-warm-up", daemon=True).start()
     return True
+
+
+def start_in_server() -> bool:
+    """From a run of the app: warm this server once if the process is a real Streamlit server that nothing warmed
+    yet (a plain `streamlit run app.py`; under serve.py its lifespan already has). Never in AppTest or bare mode,
+    which serve nobody. Cheap after the first call: one flag read."""
+    if _started or not runtime.exists() or config.get_option("global.appTest"):
+        return False
+    return start()
