@@ -104,8 +104,10 @@ export default function bitFlipper(component) {
   const { data, parentElement, setTriggerValue } = component;
   if (!data || !Array.isArray(data.formats)) return;
   const active = parentElement.getRootNode().activeElement ?? document.activeElement;
-  let root = parentElement.querySelector(":scope > .bitflip");
-  if (!root) root = parentElement.appendChild(el("div", "bitflip"));
+  // parentElement may be a shadow root (isolated styles), where ":scope >" matches nothing: look at its children
+  const root =
+    [...parentElement.children].find((c) => c.classList.contains("bitflip")) ??
+    parentElement.appendChild(el("div", "bitflip"));
   const words = { bit: "{field} {position}", ...data.words };
   const flip = (value) => setTriggerValue("flip", value);
   const bit = bitToFocus(root, active);

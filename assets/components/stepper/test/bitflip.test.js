@@ -28,8 +28,9 @@ function data(mantissa, line = "= **`0.5`** · normal") {
 }
 
 function mount() {
-  const parentElement = doc.createElement("div");
-  doc.body.append(parentElement);
+  const hostElement = doc.createElement("div");
+  doc.body.append(hostElement);
+  const parentElement = hostElement.attachShadow({ mode: "open" }); // isolated styles: Streamlit mounts it so
   const flips = [];
   const component = { parentElement, setTriggerValue: (name, value) => flips.push([name, value]) };
   return { parentElement, flips, draw: (d) => bitFlipper({ ...component, data: d }) };
@@ -78,9 +79,10 @@ test("the flipped bit keeps the keyboard when the new pattern is drawn", () => {
       [0, 0],
     ]),
   );
-  const now = doc.activeElement;
-  assert.notEqual(now, bit); // drawn anew …
-  assert.equal(now.dataset.position, "1"); // … and focused again, showing its new state
+  assert.equal(parentElement.querySelectorAll("button.bit").length, 4); // drawn anew, in place …
+  const now = parentElement.activeElement;
+  assert.notEqual(now, bit);
+  assert.equal(now.dataset.position, "1"); // … and the same bit focused again, showing its new state
   assert.equal(now.getAttribute("aria-pressed"), "true");
 });
 
