@@ -46,7 +46,7 @@ function bitButton(format, field, [position, bit], words, flip) {
   button.dataset.position = String(position);
   button.setAttribute("aria-pressed", bit ? "true" : "false");
   const name = words.bit.replace("{field}", field.label).replace("{position}", String(position));
-  button.setAttribute("aria-label", `${format.name}: ${name}`);
+  button.setAttribute("aria-label", `${bit}, ${format.name}: ${name}`); // starts with what it shows: 0 or 1
   button.title = name;
   button.style.setProperty("--field", field.color);
   button.style.setProperty("--field-ink", field.ink);

@@ -55,7 +55,7 @@ test("every bit is a labelled toggle button; a click reports the flip", () => {
       ["0", "false"],
     ],
   );
-  assert.equal(bits[1].getAttribute("aria-label"), "float8_e4m3fn: mantissa bit 2");
+  assert.equal(bits[1].getAttribute("aria-label"), "1, float8_e4m3fn: mantissa bit 2");
   bits[1].click();
   assert.deepEqual(flips, [["flip", { short: "e4m3", position: 2 }]]);
 });
