@@ -1,5 +1,5 @@
 // eslint for the in-browser components (assets/components: the stepper and the go-to channel it bundles, the
-// presenter key, the bit-focus keeper); `npm run lint`, and .ci/run.
+// presenter key, the bit flipper); `npm run lint`, and .ci/run.
 import js from "@eslint/js";
 import globals from "globals";
 

@@ -117,6 +117,7 @@ def running_server(log_path: Path, *extra_args: str) -> Iterator[tuple[str, subp
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", *SERVER_ARGS, "--server.port", str(port), *extra_args],
             cwd=ROOT,
+            env={**os.environ, "MPVIZ_WARM_UP": "0"},  # tests measure their own first visits (tests/test_load.py)
             stdout=log,
             stderr=subprocess.STDOUT,
         )

@@ -82,24 +82,23 @@ def test_one_back_leaves_the_attention_lesson(browser, streamlit_server):
     context.close()
 
 
-FOCUSED_BIT = """() => { const b = document.activeElement, w = b && b.closest("[class*='st-key-bits-']");
-  if (!w || !b.matches('button[data-variant=pills]')) return null;
-  return {key: [...w.classList].find((c) => c.startsWith('st-key-bits-')),
-          index: [...w.querySelectorAll('button[data-variant=pills]')].indexOf(b),
-          pressed: b.getAttribute('aria-pressed')}; }"""
+FLIPPER = ".st-key-bits [data-testid=stBidiComponentIsolated]"  # mpviz/app/bit_flipper.py's one component
+FOCUSED_BIT = f"""() => {{ const b = document.querySelector('{FLIPPER}')?.shadowRoot?.activeElement;
+  if (!b || !b.matches('button.bit')) return null;
+  return {{short: b.dataset.short, position: b.dataset.position, pressed: b.getAttribute('aria-pressed')}}; }}"""
 
 
 @pytest.mark.parametrize("how", ["Enter", "Space", "click"])
 def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server, how):
-    """Flipping a bit of the formats page reruns it and redraws the pills: focus comes back to the same bit,
-    now showing its new state, so the next key flips on from there."""
+    """Flipping a bit of the formats page reruns it and draws the new patterns: focus stays on the same bit, now
+    showing its new state, so the next key flips on from there."""
     server, _ = streamlit_server
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     page.goto(f"{server}/formats")
     page.wait_for_selector(APP_IDLE, timeout=300_000)
     page.wait_for_function(QUIET, timeout=300_000)
-    bit = page.locator("[class*='st-key-bits-exponent-'] button[data-variant=pills]").nth(2)
+    bit = page.locator(f"{FLIPPER} button.bit[data-short=fp16][data-position='12']")  # an exponent bit
     value = page.locator(".st-key-value input")
     typed = value.input_value()
     bit.focus()
@@ -110,7 +109,7 @@ def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server, how):
     else:
         page.keyboard.press(how)
     page.wait_for_function(f"document.querySelector('.st-key-value input').value !== {json.dumps(typed)}")
-    page.wait_for_selector(APP_IDLE, timeout=300_000)  # the rerun the flip caused has drawn the pills again
+    page.wait_for_selector(APP_IDLE, timeout=300_000)  # the rerun the flip caused has drawn the bits again
     page.wait_for_function(QUIET, timeout=300_000)
     after = {**before, "pressed": "false" if before["pressed"] == "true" else "true"}
     want = json.dumps(json.dumps(after, separators=(",", ":")))  # JSON.stringify's spelling, as a JS string

@@ -1,9 +1,16 @@
-"""The "Number formats" page in AppTest: renders, flips bits, reads bad URLs and bad text calmly."""
+"""The "Number formats" page in AppTest: renders, flips bits, reads bad URLs and bad text calmly.
+
+The bits are one in-browser component (mpviz/app/bit_flipper.py): its data is read from the element AppTest
+records, and a flip is sent as the browser sends it (the component's trigger, in the rerun's widget states)."""
+
+import json
 
 import numpy as np
 import pytest
 import torch
 from ml_dtypes import float8_e4m3fn
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
 from mpviz.formats import EMULATED_FROM, SHORT_NAMES, resolve_format
@@ -19,12 +26,39 @@ def _open(**params: str) -> AppTest:
     return at
 
 
-def _pills(at: AppTest, key: str):
-    return next(b for b in at.get("button_group") if b.key == key)
+def _flipper(at: AppTest):
+    (element,) = [e for e in at.get("bidi_component") if "bit_flipper" in e.proto.component_name]
+    return element.proto
+
+
+def _formats(at: AppTest) -> dict[str, dict]:
+    """The flipper's data: short name → that format's badge, fields, line."""
+    return {f["short"]: f for f in json.loads(_flipper(at).json)["formats"]}
+
+
+def _ones(at: AppTest, short: str, field: str) -> list[int]:
+    """The positions of `short`'s `field` that hold a 1, most significant first."""
+    (bits,) = [f["bits"] for f in _formats(at)[short]["fields"] if f["field"] == field]
+    return [p for p, bit in bits if bit]
+
+
+def _flip(at: AppTest, short: str, position: int) -> None:
+    """Click one bit, as the browser reports it: the component's "flip" trigger, then the rerun."""
+    _send(at, {"short": short, "position": position})
+
+
+def _send(at: AppTest, flip: object) -> None:
+    states = WidgetStates()
+    states.widgets.extend(at._tree.get_widget_states().widgets)
+    trigger = states.widgets.add()
+    trigger.id = _make_trigger_id(_flipper(at).id, "events")
+    trigger.json_trigger_value = json.dumps([{"event": "flip", "value": flip}])
+    at._run(states)
 
 
 def _text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
+    """The page's markdown and the lines under the bits."""
+    return "\n".join([m.value for m in at.markdown] + [f["line"] for f in _formats(at).values()])
 
 
 def _stored(at: AppTest) -> dict[str, str]:
@@ -42,20 +76,21 @@ def test_default_view_shows_bits_charts_and_tables():
     assert at.title[0].value == "Number formats"
     assert not at.warning
     assert len(at.get("plotly_chart")) == 3  # number line, trace histogram, range chart
-    assert _pills(at, "bits-mantissa-fp16").value == [9, 6, 5, 2, 1]  # 0.1 in float16 = 0x2e66
+    assert _ones(at, "fp16", "mantissa") == [9, 6, 5, 2, 1]  # 0.1 in float16 = 0x2e66
+    assert list(_formats(at)) == ["fp32", "fp16", "bf16", "e4m3"]
+    assert not [b for b in at.get("button_group") if (b.key or "").startswith("bits")]  # no pills: one component
     assert "0.0999755859375" in _text(at)
     assert len(at.dataframe) >= 7
 
 
 def test_clicking_a_bit_flips_it_and_every_format_follows():
     at = _open()
-    pills = _pills(at, "bits-mantissa-fp16")
-    pills.set_value([*pills.value, 0]).run()
+    _flip(at, "fp16", 0)
     assert not failures(at)
     assert at.text_input(key="value").value == "fp16:0x2e67"
-    assert _pills(at, "bits-mantissa-fp16").value == [9, 6, 5, 2, 1, 0]
+    assert _ones(at, "fp16", "mantissa") == [9, 6, 5, 2, 1, 0]
     assert _stored(at)["float16"] == _stored(at)["float32"] == "0.10003662109375"  # fp32 holds it exactly
-    _pills(at, "bits-sign-bf16").set_value([15]).run()  # flip bf16's sign: every format goes negative
+    _flip(at, "bf16", 15)  # flip bf16's sign: every format goes negative
     assert at.text_input(key="value").value.startswith("bf16:0xbd")
     assert _stored(at)["bfloat16"] == "-0.10009765625"
     assert all(v.startswith("-") for v in _stored(at).values())
@@ -65,14 +100,14 @@ def test_bit_pattern_input_belongs_to_the_first_format():
     at = _open(value="0x3c00", fmts="fp16,bf16,e5m2")
     assert not at.warning
     assert _stored(at) == {"float16": "1.0", "bfloat16": "1.0", "float8_e5m2": "1.0"}  # each format, by name
-    assert _pills(at, "bits-exponent-bf16").value == [13, 12, 11, 10, 9, 8, 7]
+    assert _ones(at, "bf16", "exponent") == [13, 12, 11, 10, 9, 8, 7]
 
 
 def test_the_emulated_layout_is_read_from_its_spec():
     at = _open(fmts="tf32,fp16")
     tf32 = resolve_format("tf32")
     exp_from, mant_from = (resolve_format(n) for n in EMULATED_FROM["tf32"])
-    caption = next(c.value for c in at.caption if "no storage dtype" in c.value)
+    caption = _formats(at)["tf32"]["emulated"]
     assert f"{tf32.exponent_bits} exponent bits" in caption and exp_from.name in caption
     assert f"{tf32.mantissa_bits} mantissa bits" in caption and mant_from.name in caption
     assert (tf32.exponent_bits, tf32.mantissa_bits) == (exp_from.exponent_bits, mant_from.mantissa_bits)
@@ -90,7 +125,8 @@ def test_e4m3_shows_torch_s_saturation_where_it_differs_from_the_exact_rounding(
     assert np.isnan(float(np.float32(value).astype(float8_e4m3fn))) and torch_value == 448.0
     at = _open(value=value, fmts="e4m3,fp16")
     assert _stored(at)["float8_e4m3fn"] == "nan"
-    line = next(m.value for m in at.markdown if m.value.startswith("= **`nan`**"))
+    line = _formats(at)["e4m3"]["line"]
+    assert line.startswith("= **`nan`**")
     assert f"**`{torch_value!r}`**" in line
     assert _text(at).count("tensor.to") == 1  # float16: torch and the exact rounding agree, nothing added there
 
@@ -99,7 +135,9 @@ def test_e4m3_shows_torch_s_saturation_where_it_differs_from_the_exact_rounding(
 def test_special_values_in_every_format(value):
     at = _open(value=value, fmts=",".join(SHORT_NAMES.values()))
     assert not at.warning
-    assert len(at.get("button_group")) >= 3 * len(SHORT_NAMES) - 1  # e8m0 has no sign pills
+    shown = _formats(at)
+    assert list(shown) == list(SHORT_NAMES.values())
+    assert all(len(f["fields"]) == 3 for name, f in shown.items() if name != "e8m0")  # e8m0 has no sign bit
 
 
 @pytest.mark.parametrize(
@@ -179,3 +217,20 @@ def test_bad_text_typed_in_warns_and_good_text_clears_it():
     assert any("1.2.3" in w.value for w in at.warning)
     at.text_input(key="value").set_value("2").run()
     assert not at.warning and _stored(at)["float16"] == "2.0"
+
+
+@pytest.mark.parametrize(
+    "flip",
+    [
+        {"short": "fp8", "position": 0},  # no such format shown
+        {"short": "fp16", "position": 16},  # no such bit
+        {"short": "fp16", "position": "3"},
+        {"short": "fp16", "position": True},
+        "fp16:0",
+    ],
+)
+def test_a_forged_or_stale_flip_changes_nothing(flip):
+    at = _open()
+    _send(at, flip)
+    assert not failures(at) and not at.warning
+    assert at.text_input(key="value").value == "0.1" and _ones(at, "fp16", "mantissa") == [9, 6, 5, 2, 1]

@@ -46,12 +46,6 @@ def test_torch_s_saturating_cast_is_named_where_it_differs_from_the_exact_roundi
     assert "448.0" not in rounded_down.line.split("·")[-1]
 
 
-def test_pressing_a_bit_makes_that_pattern_the_value():
-    assert vm.pressed_value("fp16", [13, 11, 10, 9, 6, 5, 2, 1, 0], 0x2E66) == "fp16:0x2e67"
-    assert vm.pressed_value("fp16", [13, 11, 10, 9, 6, 5, 2, 1], 0x2E66) is None
-    assert vm.bit_label(0b10, 1) == "1 " and vm.bit_label(0b10, 0) == "0"
-
-
 def test_tables_have_a_row_per_format_and_are_shared():
     table = vm.summary_table("0.1", ("fp32", "fp16"), "nearest")
     assert len(table) == 2 and vm.summary_table("0.1", ("fp32", "fp16"), "nearest") is table

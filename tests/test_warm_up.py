@@ -3,6 +3,7 @@ The warm-up itself, on a real `streamlit run serve.py`, is tests/test_load.py's 
 
 import subprocess
 import sys
+import threading
 from urllib.parse import parse_qs
 
 import pytest
@@ -75,3 +76,18 @@ def test_pages_say_how_far_the_warm_up_is_while_it_runs_and_nothing_after(monkey
     at = page_app("mpviz/pages/glossary.py")
     at.run()
     assert not [c for c in at.caption if words in c.value] and not failures(at)
+
+
+def test_a_plain_streamlit_run_is_warmed_from_its_first_run_but_apptest_never_is(monkeypatch):
+    """`streamlit run app.py` has no start-up hook: the app's run starts the warm-up (once); AppTest serves nobody."""
+    started = []
+    monkeypatch.setattr(warm_up, "start", lambda after: started.append(after) or True)
+    monkeypatch.setattr(warm_up, "_started", False)
+    at = page_app("mpviz/pages/glossary.py")
+    at.run()
+    assert not failures(at) and not started  # AppTest: no server to warm
+    monkeypatch.setattr(warm_up.runtime, "exists", lambda: True)
+    monkeypatch.setattr(config, "get_option", {"global.appTest": False}.__getitem__)
+    assert warm_up.start_in_server() is True and started == [threading.current_thread()]  # after this run
+    monkeypatch.setattr(warm_up, "_started", True)  # what start() sets: later runs only read the flag
+    assert warm_up.start_in_server() is False and len(started) == 1

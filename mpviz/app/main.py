@@ -1,6 +1,7 @@
 """The app's shell, run once per page run: page config, the shared sidebar (classroom, run config, share link),
 navigation from the lesson registry (mpviz.app.lessons), and the classroom around every lesson (mpviz.app.classroom:
-presenter mode, follow-me, the guided lesson). `streamlit run app.py` in a checkout and `mpviz app` (which runs
+presenter mode, follow-me, the guided lesson); the first run of a server nobody warmed starts its warm-up
+(mpviz.app.warm_up). `streamlit run app.py` in a checkout and `mpviz app` (which runs
 mpviz/app/serve.py, the same app behind the headers a public host needs) both call `run()`.
 """
 
@@ -26,6 +27,7 @@ STYLE = files("mpviz.app").joinpath("static", "style.css").read_text(encoding="u
 
 def run() -> None:
     """One run of the app's script: Streamlit calls the entry script again for every rerun."""
+    warm_up.start_in_server()  # `streamlit run app.py` has no start-up hook: its first run starts the warm-up thread
     with run_slots.page_run():  # a class asking at once is served in turn, not all slowed together
         choose_language()  # before any words: page title, navigation titles, sidebar
         presenter_link = st.query_params.get("present") == "1"  # a projector wants the width: the sidebar starts closed

@@ -10,9 +10,10 @@ lanes and gates, and never more than one page run at a time (one of mpviz.app.se
 free for visitors, and a visitor who asks for a view being warmed shares its computation instead of repeating it).
 
 It starts after the server answers `/_stcore/health` and never delays it: serve.py's lifespan starts it (the
-hosted paths: deploy/Dockerfile, the Space, the cluster); a plain `streamlit run app.py` has no start-up hook and is
-not warmed. $MPVIZ_WARM_UP=0 turns it off. Progress is logged (`warm-up: N/M …`), kept in `progress()`, and said
-on every page while it lasts (`notice`): what is being computed and how far along the warm-up is.
+hosted paths: deploy/Dockerfile, the Space, the cluster); a plain `streamlit run app.py` has no start-up hook, so the
+app's first run starts it there (`start_in_server`: a thread that begins once that visitor's run has ended).
+$MPVIZ_WARM_UP=0 turns it off. Progress is logged (`warm-up: N/M …`), kept in `progress()`, and said on every page
+while it lasts (`notice`): what is being computed and how far along the warm-up is.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
-from streamlit import config
+from streamlit import config, runtime
 from streamlit.logger import get_logger
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-__all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "visits"]
+__all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "start_in_server", "visits"]
 
 _log = get_logger(__name__)  # Streamlit's handler: lines in the server's log beside its own
 HEALTH_LIMIT_S = 120.0  # the server answers health within this, or there is nothing to warm
@@ -179,10 +180,12 @@ def _answering(base_url: str) -> bool:
     return False
 
 
-def _warm(base_url: str) -> None:
+def _warm(base_url: str, after: threading.Thread | None = None) -> None:
     global _state
     todo = visits()
     _state = Progress(total=len(todo))
+    if after is not None:  # the first visitor's run that started us: its page first, the warm-up after it
+        after.join(VISIT_LIMIT_S)
     if not _answering(base_url):
         _log.warning("warm-up: %s did not answer health in %g s; nothing warmed", base_url, HEALTH_LIMIT_S)
         _state = Progress(total=len(todo), finished=True)
@@ -213,9 +216,9 @@ def _warm(base_url: str) -> None:
     )
 
 
-def start(base_url: str | None = None) -> bool:
-    """Warm this server (`local_url()` by default) on a daemon thread, once per process; returns whether this call
-    started it (False: already started, or $MPVIZ_WARM_UP=0)."""
+def start(base_url: str | None = None, *, after: threading.Thread | None = None) -> bool:
+    """Warm this server (`local_url()` by default) on a daemon thread, once per process, once the thread `after`
+    (if any) has ended; returns whether this call started it (False: already started, or $MPVIZ_WARM_UP=0)."""
     global _started
     if os.environ.get("MPVIZ_WARM_UP", "1").strip() == "0":
         return False
@@ -223,5 +226,16 @@ def start(base_url: str | None = None) -> bool:
         if _started:
             return False
         _started = True
-    threading.Thread(target=_warm, args=(base_url or local_url(),), name="mpviz-warm-up", daemon=True).start()
+    warm = threading.Thread(target=_warm, args=(base_url or local_url(), after), name="mpviz-warm-up", daemon=True)
+    warm.start()
     return True
+
+
+def start_in_server() -> bool:
+    """From a run of the app: warm this server once if the process is a real Streamlit server that nothing warmed
+    yet (a plain `streamlit run app.py`; under serve.py its lifespan already has). Never in AppTest or bare mode,
+    which serve nobody. The warm-up begins once this run (its script thread) has ended, so the first visitor's page
+    is not shared with it. Cheap after the first call: one flag read."""
+    if _started or not runtime.exists() or config.get_option("global.appTest"):
+        return False
+    return start(after=threading.current_thread())

@@ -7,13 +7,12 @@ import streamlit as st
 
 from mpviz import formats
 from mpviz.app import text
-from mpviz.app.bit_focus import keep_bit_focus
+from mpviz.app.bit_flipper import bit_flipper
 from mpviz.app.glossary import term_help
-from mpviz.app.page import chart, dtype_badge, expert, guarded, page_header, show_warnings, warn
+from mpviz.app.page import chart, expert, guarded, page_header, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
-from mpviz.presentation import palette
 from mpviz.presentation.view_models import formats as vm
 
 TEXT = text.section("formats")
@@ -24,20 +23,6 @@ PAGE_PARAMS = [
     UrlParam("zoom", 0, vm.parse_zoom),
     UrlParam("tensor", vm.DEFAULT_TENSOR, str, aliases=("lm",)),  # a landmark of the attention trace
 ]
-BIT_CSS = "".join(  # bit pills coloured by field: pressed (1) solid, released (0) outlined
-    f"[class*='st-key-bits-{field}-'] button[data-variant='pills']"
-    f"{{border-color:{color};color:{color};font-family:monospace;font-weight:600}}"
-    f"[class*='st-key-bits-{field}-'] button[data-variant='pills'][aria-pressed='true']"
-    f"{{background:{color};color:{palette.ink(color)}}}"
-    for field, color in palette.FIELD_COLORS.items()
-)
-
-
-def _flip(bits: vm.FormatBits) -> None:
-    """Pills changed: the pattern they now show becomes the value."""
-    pressed = [p for field in bits.fields for p in st.session_state.get(field.key) or []]
-    if (value := vm.pressed_value(bits.short, pressed, bits.code)) is not None:
-        st.session_state.value = value
 
 
 def _table(rows: object) -> None:
@@ -66,27 +51,8 @@ write_url(PAGE_PARAMS)
 show_warnings()
 
 # ── the bits of every selected format ───────────────────────────────────────────────────────────────────────
-with guarded("bits"):
-    st.html(f"<style>{BIT_CSS}</style>")
-    keep_bit_focus()  # a flip reruns the page: the keyboard stays on the flipped bit
-    for bits in vm.bits(value.text, selected, s.round):
-        st.markdown(f"{dtype_badge(bits.name)} &nbsp; **{bits.short}**", unsafe_allow_html=True)
-        if bits.emulated:
-            st.caption(bits.emulated)
-        row = st.container(horizontal=True, gap="medium")  # the fields side by side, wrapping when too long
-        for field in bits.fields:
-            s[field.key] = list(field.pressed)  # the widget shows the current pattern
-            row.pills(
-                field.label,
-                field.positions,
-                selection_mode="multi",
-                wrap=True,
-                key=field.key,
-                format_func=lambda p, code=bits.code: vm.bit_label(code, p),
-                on_change=_flip,
-                args=(bits,),
-            )
-        st.markdown(bits.line)
+with guarded("bits"):  # one component: a flip reruns the page, the keyboard stays on the flipped bit
+    bit_flipper(vm.bits(value.text, selected, s.round), TEXT["bit_aria"], value_key="value")
 
 with guarded("summary"), expert(TEXT["summary"], help=term_help("ulp", "subnormal", "saturation")):  # wide
     _table(vm.summary_table(value.text, selected, s.round))

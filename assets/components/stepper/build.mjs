@@ -1,8 +1,8 @@
 // Builds what the mpviz package ships of assets/components into the package, the only place Python reads it from:
 // mpviz/presentation/static/ gets the stepper's ES modules (entry stepper.js) bundled into one module and beside it
 // the files the hosts load as they are (the component's markup and CSS, the notebook's anywidget module, the lesson
-// file's template); mpviz/app/static/ gets the app's own small components (the presenter key, the bit-focus
-// keeper). The output is committed, so running the app needs no node; tests/test_stepper.py builds in memory and
+// file's template); mpviz/app/static/ gets the app's own small components (the presenter key, the bit
+// flipper). The output is committed, so running the app needs no node; tests/test_stepper.py builds in memory and
 // fails when a committed file differs (`npm run build` fixes that).
 //   node build.mjs           write the files
 //   node build.mjs --stdout  print the build as JSON {path from the repository root: text} (the staleness test)
@@ -21,7 +21,8 @@ const COPIED = {
   "notebook.js": STEPPER_OUT,
   "export.html": STEPPER_OUT,
   "../presenter/presenter_key.js": "mpviz/app/static",
-  "../bitfocus/bitfocus.js": "mpviz/app/static",
+  "../bitflip/bitflip.js": "mpviz/app/static",
+  "../bitflip/bitflip.css": "mpviz/app/static",
 };
 
 const result = await build({

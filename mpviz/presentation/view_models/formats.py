@@ -8,7 +8,6 @@ key.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -32,7 +31,6 @@ __all__ = [
     "FormatBits",
     "TensorView",
     "ValueRead",
-    "bit_label",
     "bits",
     "census_table",
     "encoding",
@@ -42,7 +40,6 @@ __all__ = [
     "number_line_figure",
     "parse_formats",
     "parse_zoom",
-    "pressed_value",
     "probe_table",
     "properties_table",
     "range_figure",
@@ -127,9 +124,9 @@ def value_marker(value_text: str) -> tuple[str, float]:
 # ── the bits ──────────────────────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class BitField:
-    """One field's bits as one group of pills: `pressed` are the positions holding a 1."""
+    """One field's bits (one group of the page's bit flipper): `pressed` are the positions holding a 1."""
 
-    key: str  # the pills' widget key, "bits-<field>-<short>" (the page's CSS colours the field by it)
+    key: str  # "bits-<field>-<short>": the field by name (the flipper colours it by its name)
     label: str
     positions: tuple[int, ...]  # most significant first
     pressed: tuple[int, ...]
@@ -145,20 +142,6 @@ class FormatBits:
     emulated: str | None  # how an emulated format is made, in words; None for a real dtype
     fields: tuple[BitField, ...]
     line: str  # markdown: the stored value, its class, errors, neighbours, flags, and torch's own cast if it differs
-
-
-def bit_label(code: int, position: int) -> str:
-    """The bit's 0/1. Pills match selections by label, so each label is made unique with `position` trailing
-    spaces, which markdown does not show. ASCII on purpose: Streamlit searches every non-ASCII label for a leading
-    emoji with a regex of every emoji, which for the page's 140 bit labels cost a third of its run."""
-    return str(code >> position & 1) + " " * position
-
-
-def pressed_value(short: str, pressed: Iterable[int], shown_code: int) -> str | None:
-    """The value text of `short`'s pattern with the bits `pressed` set, or None when it is the pattern shown."""
-    spec = formats.resolve_format(short)
-    code = spec.code_from_bits(pressed)
-    return None if code == shown_code else spec.pattern_text(code)
 
 
 def _emulated(spec: formats.FormatSpec) -> str | None:
