@@ -15,8 +15,8 @@ from importlib.resources import files
 import streamlit as st
 
 from mpviz import formats
-from mpviz.app.view_models import formats as vm
 from mpviz.presentation import palette
+from mpviz.presentation.view_models import formats as vm
 
 __all__ = ["FLIPPER_KEY", "bit_flipper", "flipped_value", "flipper_data"]
 
