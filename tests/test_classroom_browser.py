@@ -30,7 +30,8 @@ from mpviz import formats
 from mpviz.app import lessons, text, tour
 from mpviz.app.follow import POLL_S
 from mpviz.app.rooms import WRONG_CODES, WRONG_WINDOW_S
-from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
+from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, open_page, percentile, rerun_request
+from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 
@@ -367,15 +368,6 @@ def test_a_follower_with_the_teachers_route_cookie_who_turns_presenter_mode_on_g
     student.close()
 
 
-def _in_thread(coro):
-    """Run a coroutine to its end on a loop of its own (Playwright's sync API holds this thread's loop)."""
-    result = []
-    thread = threading.Thread(target=lambda: result.append(asyncio.run(coro)))
-    thread.start()
-    thread.join()
-    return result[0]
-
-
 @pytest.mark.browser
 def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streamlit_server):
     """The presenter's sidebar makes a one-time link; the device that opens it presents the same room (and keeps it
@@ -406,34 +398,9 @@ def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streaml
         context.close()
 
 
-async def _session(base_url: str, path: str, query: str, headers: dict) -> str:
-    """One session without a browser: opens `/path?query` with `headers`, returns the text of the alerts its first
-    run showed."""
-    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
-    async with connect(
-        ws_url,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=MAX_MESSAGE_BYTES,
-        ping_interval=None,
-        open_timeout=120,
-        additional_headers=headers,
-    ) as ws:
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string, state.page_name = query, path
-        state.context_info.url = f"{base_url}/{path}?{query}"
-        await ws.send(msg.SerializeToString())
-        said = []
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv(decode=False))
-            kind = fwd.WhichOneof("type")
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                if fwd.delta.new_element.WhichOneof("type") == "alert":
-                    said.append(fwd.delta.new_element.alert.body)
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                break
-        return "\n".join(said)
+async def _alerts(base_url: str, path: str, query: str, headers: dict) -> str:
+    """What one session without a browser is told (its alerts) when it opens `/path?query` with `headers`."""
+    return "\n".join((await open_page(base_url, query, path=path, headers=headers)).alerts)
 
 
 @pytest.mark.browser
@@ -448,12 +415,12 @@ def test_room_codes_that_lead_nowhere_are_limited_per_client(streamlit_server, p
         said = []
         for n in range(WRONG_CODES + 1):
             t0 = time.perf_counter()
-            said.append((await _session(server, "glossary", f"follow=nope{n}", guesser), time.perf_counter() - t0))
+            said.append((await _alerts(server, "glossary", f"follow=nope{n}", guesser), time.perf_counter() - t0))
         return said
 
-    said = _in_thread(guesses())
+    said = run_sessions(guesses())
     assert not any(limited in s for s, _ in said[:WRONG_CODES]) and limited in said[-1][0]
-    other = _in_thread(_session(server, "glossary", "follow=nope0", {"X-Forwarded-For": "192.0.2.44"}))
+    other = run_sessions(_alerts(server, "glossary", "follow=nope0", {"X-Forwarded-For": "192.0.2.44"}))
     assert limited not in other
     per = statistics.median(t for _, t in said)
     printout(

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
@@ -40,7 +41,7 @@ from websockets.typing import Subprotocol
 
 from mpviz.app.websocket_session import percentile, rerun_request
 from mpviz.app.websocket_session import run as run_sessions
-from tests.browser import APP_IDLE
+from tests.browser import APP_IDLE, settle
 from tests.prerequisites import require_debian_tool
 from tests.test_load import LINK
 
@@ -448,30 +449,32 @@ def test_every_page_through_the_proxy_in_chromium(cluster, browser, printout):
     try:
         context.add_init_script(record)
         page = context.new_page()
-        console, sockets = [], []
+        console, runs_ended = [], []
         page.on("console", lambda m: console.append(m.text) if "Content Security Policy" in m.text else None)
-        page.on("websocket", lambda ws: sockets.append(ws.url))
         page.goto(f"{cluster.url}/")
         page.wait_for_selector(APP_IDLE, timeout=180_000)
         urls = page.eval_on_selector_all("[data-testid='stSidebarNav'] a", "links => links.map(a => a.href)")
         assert len(urls) >= 2, f"no navigation found: {urls}"
         for url in urls:
             page.goto(url)
-            _wait_idle(page)
+            settle(page, timeout=180_000)
             seen[url] = page.evaluate("window.__csp")
         cookies = {c["name"]: c for c in context.cookies()}
 
         # the replica this tab lives on dies; the frontend polls health and reconnects through the proxy
         served = _served(context.request.get(f"{cluster.url}/_stcore/health").headers["x-upstream"])
         victim = cluster.replica(served)
-        opened = len(sockets)
-        os.kill(victim.pid, signal.SIGKILL)
-        for _ in range(150):
-            if len(sockets) > opened:
-                break
-            page.wait_for_timeout(200)
-        _wait_idle(page)
-        reconnected = len(sockets) > opened
+        try:
+            with page.expect_websocket(timeout=30_000) as opened:
+                os.kill(victim.pid, signal.SIGKILL)
+            socket = opened.value
+            socket.on("framereceived", lambda frame: _run_ended(frame) and runs_ended.append(frame))
+            if not runs_ended:  # the page's run on the new socket (events arrive only inside a Playwright call)
+                socket.wait_for_event("framereceived", predicate=_run_ended, timeout=180_000)
+            reconnected = True
+        except PlaywrightTimeout:
+            reconnected = False
+        settle(page, timeout=180_000)
         after_kill = {
             "exceptions": page.locator("[data-testid='stException']").count(),
             "title": page.locator("h1").first.inner_text() if page.locator("h1").count() else "",
@@ -486,12 +489,15 @@ def test_every_page_through_the_proxy_in_chromium(cluster, browser, printout):
     assert console == [], console
     route = cookies["mpviz_route"]
     assert route["httpOnly"] and route["sameSite"] == "Lax" and route["path"] == "/"
-    assert reconnected, f"the tab opened no new websocket after {victim.name} died\n{cluster.logs()}"
+    assert reconnected, f"no new websocket ran the tab's page after {victim.name} died\n{cluster.logs()}"
     assert after_kill["exceptions"] == 0 and after_kill["title"], after_kill
     assert after_kill["served by"] != victim.addr, after_kill
 
 
-def _wait_idle(page) -> None:
-    page.wait_for_selector(APP_IDLE, timeout=180_000)
-    page.wait_for_timeout(300)  # a rerun the page asks for itself starts within this
-    page.wait_for_selector(APP_IDLE, timeout=180_000)
+def _run_ended(frame: bytes | str) -> bool:
+    """Whether a websocket frame from the server says a page's run has finished for good."""
+    if isinstance(frame, str):
+        return False
+    msg = ForwardMsg()
+    msg.ParseFromString(frame)
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
