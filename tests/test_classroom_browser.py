@@ -42,7 +42,7 @@ MOVES = 10
 MOVE_EVERY_S = 1.0
 # every lesson once, and back to the stepper's: what a follower waits for, page by page
 PAGE_CHANGES = ("formats", "attention", "softmax", "policy", "scaler", "claims", "fp8", "glossary", "tour", "attention")
-PAGE_EVERY_S = 6.0  # the heaviest lessons (claims, scaler) reach 30 followers within this on a 2-core host
+PAGE_LIMIT_S = 60.0  # the presenter opens the next lesson once every follower has opened this one, or after this
 
 
 def _open(context, url, *, state=True, timeout=120_000):
@@ -451,8 +451,9 @@ def _cpu_s(pid: int) -> float:
 class Follower:
     """One student's tab, without a browser: opens `?follow=CODE`, then sends the follow fragment's auto-reruns."""
 
-    def __init__(self, base_url: str, code: str):
+    def __init__(self, base_url: str, code: str, arrived: threading.Condition):
         self.base_url, self.query = base_url, f"follow={code}"
+        self.arrived = arrived  # notified at each page change, for the test's thread
         self.ticks = 0
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
         self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
@@ -479,7 +480,9 @@ class Follower:
                 if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:  # a fragment's run ends otherwise
                     self.runs.append(time.perf_counter())
                 if shown is not None and fragment["page"] != shown:
-                    self.pages.append(time.perf_counter())
+                    with self.arrived:
+                        self.pages.append(time.perf_counter())
+                        self.arrived.notify_all()
                 return
         raise AssertionError("no script_finished")
 
@@ -518,7 +521,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         _open(teacher, f"{server}/{path}", state=False, timeout=900_000)[0].close()
     presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
-    followers = [Follower(server, code) for _ in range(FOLLOWERS)]
+    arrived = threading.Condition()
+    followers = [Follower(server, code, arrived) for _ in range(FOLLOWERS)]
 
     # the followers' websockets run on their own event loop (Playwright's sync API drives the presenter here)
     loop = asyncio.new_event_loop()
@@ -560,10 +564,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
             path = "" if lessons.lesson(slug).home else slug  # the home lesson's path is "/"
             presenter.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").click()
             changes.append(time.perf_counter())
-            time.sleep(PAGE_EVERY_S)
-        arrived, deadline = -1, time.monotonic() + 60  # a loaded machine: let late page changes arrive before stopping
-        while time.monotonic() < deadline and arrived != (arrived := sum(len(f.pages) for f in followers)):
-            time.sleep(2)
+            with arrived:  # every follower has opened it (one that lagged behind goes to the newest page at once)
+                arrived.wait_for(lambda: all(f.pages and f.pages[-1] >= changes[-1] for f in followers), PAGE_LIMIT_S)
         paging = {"cpu": _cpu_s(pid) - cpu0, "s": time.perf_counter() - t0}
     finally:
         loop.call_soon_threadsafe(stop.set)
