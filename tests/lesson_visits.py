@@ -5,8 +5,8 @@ the loaded page costs milliseconds. So the modules that judge whole pages (tests
 test_browser.py, test_layout_browser.py, test_looks_browser.py) each register, at import, what they read off a
 loaded page (a probe, for the screens it applies to), and the first test that asks for a screen loads it once, in
 a fresh browser context, and runs every registered probe on it; later tests read the results. (pytest-xdist runs
-every browser test on one worker, in order: the results stay in that process. A module run alone registers only
-its own probes.)
+every test that uses the app's server on one worker, in order: the results stay in that process. A module run
+alone registers only its own probes.)
 
 Every load also records its failed requests and counts exception blocks and error-boundary messages.
 """
