@@ -18,6 +18,21 @@ QUIET = """() => { const c = document.querySelectorAll('[data-testid=stPlotlyCha
     && document.querySelectorAll('.js-plotly-plot .main-svg').length >= c; }"""
 
 
+ROOM_BANNER = ".st-key-room_banner"  # a presenter's room, shown once the browser has said its presenter key
+
+
+def settle(page, *, present: bool = False, timeout: float = 300_000) -> None:
+    """Wait until what a page load started has ended: the script's run has finished, every chart has drawn and
+    nothing is stale (QUIET). A page runs once per load, except in presenter mode: the first run mounts the
+    presenter-key component, whose answer starts the run that opens the room; its banner shows that run has come.
+    (Only the banner's own fragment reruns after that, every few seconds.)"""
+    page.wait_for_selector(APP_IDLE, timeout=timeout)
+    if present:
+        page.wait_for_selector(ROOM_BANNER, timeout=timeout)
+        page.wait_for_selector(APP_IDLE, timeout=timeout)
+    page.wait_for_function(QUIET, timeout=timeout)
+
+
 def wait_until_still(page, measure: str, frames: int = 5, timeout: float = 30_000) -> None:
     """Wait until `measure` (JS: a function of no arguments that returns JSON-able data, such as element boxes)
     gives the same value on `frames` animation frames in a row: a scroll or a re-layout has come to rest. The frames

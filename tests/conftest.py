@@ -20,7 +20,7 @@ from tests.servers import free_port, stop, wait_until_answering
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_ARGS = ("run", "app.py", "--server.address", "127.0.0.1", "--server.headless", "true")  # loopback only
 SERIAL = "serial"  # the xdist group whose tests run on one worker, one after another (see below)
-SERIAL_FIXTURES = {"browser", "streamlit_server", "fresh_streamlit_server"}
+SERIAL_FIXTURES = {"streamlit_server", "fresh_streamlit_server"}
 # A served app computes in worker processes (mpviz.app.serving.workers), as hosted; page tests in this process compute
 # in-process, so that their monkeypatches reach the engine.
 workers.set_default_pool(None)
@@ -39,9 +39,12 @@ def pytest_addoption(parser, pluginmanager):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(items):
-    """Tests that start a server or a browser, or measure load or memory (marked `xdist_group("serial")` in their
-    module), all run on one worker, one after another: servers never overlap and one shared server serves them.
-    The rest spread over both workers. (No test writes into the repository: throw-away files go to tmp_path.)"""
+    """Tests that use the app's server (the shared one, or a module's fresh one), or start servers of their own
+    to measure load, memory or a proxy (marked `xdist_group("serial")` in their module), all run on one worker,
+    one after another: Streamlit servers never overlap and one shared server serves them. The rest spread over both
+    workers, browser tests that need no Streamlit server among them (a lesson file from file://, JupyterLab and
+    marimo, the JS float bits): each worker starts its own Chromium if it runs one. (No test writes into the
+    repository: throw-away files go to tmp_path.)"""
     for item in items:
         if SERIAL_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.xdist_group(SERIAL))

@@ -1,8 +1,9 @@
 """Accessibility in Chromium: axe-core on every page, in English and in Chinese in presenter mode.
 
-The two loads of a page cover the three ways it is read: English words with the normal CSS (expert sections
-open), and Chinese words with the projector's CSS and colours (presenter mode folds expert sections away). Colour
-and contrast rules depend on the CSS, naming rules on the words; neither depends on the other.
+The two screens of a page cover the three ways it is read: English words with the normal CSS at a desktop (expert
+sections open), and Chinese words with the projector's CSS and colours at a projector's 1024×768 (presenter mode
+folds expert sections away). Colour and contrast rules depend on the CSS, naming rules on the words; neither depends
+on the other. Each screen is loaded once for every test that judges it (tests/lesson_visits.py).
 
 axe-core comes bundled in the `axe-playwright-python` wheel (axe.min.js, MPL-2.0), injected with Playwright: no
 CDN. Its experimental rules run too (label-content-name-mismatch among them: a control's visible text must be
@@ -17,15 +18,14 @@ from importlib.resources import files
 
 import pytest
 
-from mpviz.app.lessons import LESSONS
-from tests.browser import APP_IDLE, QUIET
+from tests import lesson_visits
+from tests.lesson_visits import EN_DESKTOP, ZH_PROJECTOR, Screen
 
 pytestmark = pytest.mark.browser
 
 AXE_JS = (files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8")
 BLOCKING = ("critical", "serious")
 STEPPER = ".st-key-stepper"
-MODES = {"en": "lang=en", "zh-present": "lang=zh&present=1"}
 STEPPER_READY = """() => { const h = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]');
   const app = h && h.shadowRoot && h.shadowRoot.querySelector('[data-role=app]');
   return !!app && app.dataset.event !== undefined; }"""
@@ -45,33 +45,21 @@ AXE_RUN = """async (stepper) => {
             stepper: !!(el && el.closest(stepper)), why: (n.failureSummary || '').replace(/\\s+/g, ' ')};
   }));
 }"""
-CASES = [(mode, entry.slug) for mode in MODES for entry in LESSONS]
-_findings: dict[tuple[str, str], list[dict]] = {}  # one page load per case, read by both tests below
+SCREENS = EN_DESKTOP + ZH_PROJECTOR
 
 
-def _case_id(case) -> str:
-    return "-".join(case)
+@lesson_visits.probe("axe", when=lambda screen: screen in SCREENS)
+def _axe(page, screen: Screen) -> list[dict]:
+    """axe's findings on a loaded page once the stepper (where there is one) has drawn and nothing animates."""
+    if page.locator(STEPPER).count():
+        page.wait_for_function(STEPPER_READY, timeout=120_000)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    page.evaluate(AXE_JS)
+    return page.evaluate(AXE_RUN, STEPPER)
 
 
-def _axe(browser, server: str, case: tuple[str, str]) -> list[dict]:
-    """axe's findings on one page once it is quiet (the stepper drawn, where there is one), cached per case."""
-    if case not in _findings:
-        mode, slug = case
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        page = context.new_page()
-        path = "" if slug == next(e.slug for e in LESSONS if e.home) else slug  # the home lesson lives at "/"
-        page.goto(f"{server}/{path}?{MODES[mode]}")
-        for _ in range(2):  # a page may rerun once after its first run (a widget writing the URL back)
-            page.wait_for_selector(APP_IDLE, timeout=300_000)
-            page.wait_for_function(QUIET, timeout=300_000)
-            page.wait_for_timeout(500)
-        if page.locator(STEPPER).count():
-            page.wait_for_function(STEPPER_READY, timeout=120_000)
-        page.wait_for_function(SETTLED, timeout=60_000)
-        page.evaluate(AXE_JS)
-        _findings[case] = page.evaluate(AXE_RUN, STEPPER)
-        context.close()
-    return _findings[case]
+def _findings(browser, server: str, screen: Screen) -> list[dict]:
+    return lesson_visits.visit(browser, server, screen)["axe"]
 
 
 def _counts(findings: list[dict]) -> str:
@@ -83,19 +71,19 @@ def _blocking(findings: list[dict]) -> list[str]:
     return [f"{f['rule']} ({f['impact']}) {f['target']}: {f['why']}" for f in findings if f["impact"] in BLOCKING]
 
 
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
-def test_no_critical_or_serious_axe_finding_outside_the_stepper(browser, streamlit_server, case, printout):
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda screen: screen.id)
+def test_no_critical_or_serious_axe_finding_outside_the_stepper(browser, streamlit_server, screen, printout):
     server, _ = streamlit_server
-    findings = [f for f in _axe(browser, server, case) if not f["stepper"]]
-    printout(f"{_case_id(case)} outside the stepper: {_counts(findings)}")
+    findings = [f for f in _findings(browser, server, screen) if not f["stepper"]]
+    printout(f"{screen.id} outside the stepper: {_counts(findings)}")
     problems = _blocking(findings)
     assert problems == [], "\n".join(problems)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[1] == "attention"], ids=_case_id)
-def test_no_critical_or_serious_axe_finding_in_the_stepper(browser, streamlit_server, case, printout):
+@pytest.mark.parametrize("screen", [s for s in SCREENS if s.slug == "attention"], ids=lambda screen: screen.id)
+def test_no_critical_or_serious_axe_finding_in_the_stepper(browser, streamlit_server, screen, printout):
     server, _ = streamlit_server
-    findings = [f for f in _axe(browser, server, case) if f["stepper"]]
-    printout(f"{_case_id(case)} in the stepper: {_counts(findings)}")
+    findings = [f for f in _findings(browser, server, screen) if f["stepper"]]
+    printout(f"{screen.id} in the stepper: {_counts(findings)}")
     problems = _blocking(findings)
     assert problems == [], "\n".join(problems)

@@ -30,7 +30,8 @@ from mpviz import formats
 from mpviz.app import lessons, text, tour
 from mpviz.app.follow import POLL_S
 from mpviz.app.rooms import WRONG_CODES, WRONG_WINDOW_S
-from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, percentile, rerun_request
+from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, open_page, percentile, rerun_request
+from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE, RerunCounter
 
@@ -41,7 +42,7 @@ MOVES = 10
 MOVE_EVERY_S = 1.0
 # every lesson once, and back to the stepper's: what a follower waits for, page by page
 PAGE_CHANGES = ("formats", "attention", "softmax", "policy", "scaler", "claims", "fp8", "glossary", "tour", "attention")
-PAGE_EVERY_S = 6.0  # the heaviest lessons (claims, scaler) reach 30 followers within this on a 2-core host
+PAGE_LIMIT_S = 60.0  # the presenter opens the next lesson once every follower has opened this one, or after this
 
 
 def _open(context, url, *, state=True, timeout=120_000):
@@ -367,15 +368,6 @@ def test_a_follower_with_the_teachers_route_cookie_who_turns_presenter_mode_on_g
     student.close()
 
 
-def _in_thread(coro):
-    """Run a coroutine to its end on a loop of its own (Playwright's sync API holds this thread's loop)."""
-    result = []
-    thread = threading.Thread(target=lambda: result.append(asyncio.run(coro)))
-    thread.start()
-    thread.join()
-    return result[0]
-
-
 @pytest.mark.browser
 def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streamlit_server):
     """The presenter's sidebar makes a one-time link; the device that opens it presents the same room (and keeps it
@@ -406,34 +398,9 @@ def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streaml
         context.close()
 
 
-async def _session(base_url: str, path: str, query: str, headers: dict) -> str:
-    """One session without a browser: opens `/path?query` with `headers`, returns the text of the alerts its first
-    run showed."""
-    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
-    async with connect(
-        ws_url,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=MAX_MESSAGE_BYTES,
-        ping_interval=None,
-        open_timeout=120,
-        additional_headers=headers,
-    ) as ws:
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string, state.page_name = query, path
-        state.context_info.url = f"{base_url}/{path}?{query}"
-        await ws.send(msg.SerializeToString())
-        said = []
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv(decode=False))
-            kind = fwd.WhichOneof("type")
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                if fwd.delta.new_element.WhichOneof("type") == "alert":
-                    said.append(fwd.delta.new_element.alert.body)
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                break
-        return "\n".join(said)
+async def _alerts(base_url: str, path: str, query: str, headers: dict) -> str:
+    """What one session without a browser is told (its alerts) when it opens `/path?query` with `headers`."""
+    return "\n".join((await open_page(base_url, query, path=path, headers=headers)).alerts)
 
 
 @pytest.mark.browser
@@ -448,12 +415,12 @@ def test_room_codes_that_lead_nowhere_are_limited_per_client(streamlit_server, p
         said = []
         for n in range(WRONG_CODES + 1):
             t0 = time.perf_counter()
-            said.append((await _session(server, "glossary", f"follow=nope{n}", guesser), time.perf_counter() - t0))
+            said.append((await _alerts(server, "glossary", f"follow=nope{n}", guesser), time.perf_counter() - t0))
         return said
 
-    said = _in_thread(guesses())
+    said = run_sessions(guesses())
     assert not any(limited in s for s, _ in said[:WRONG_CODES]) and limited in said[-1][0]
-    other = _in_thread(_session(server, "glossary", "follow=nope0", {"X-Forwarded-For": "192.0.2.44"}))
+    other = run_sessions(_alerts(server, "glossary", "follow=nope0", {"X-Forwarded-For": "192.0.2.44"}))
     assert limited not in other
     per = statistics.median(t for _, t in said)
     printout(
@@ -484,8 +451,9 @@ def _cpu_s(pid: int) -> float:
 class Follower:
     """One student's tab, without a browser: opens `?follow=CODE`, then sends the follow fragment's auto-reruns."""
 
-    def __init__(self, base_url: str, code: str):
+    def __init__(self, base_url: str, code: str, arrived: threading.Condition):
         self.base_url, self.query = base_url, f"follow={code}"
+        self.arrived = arrived  # notified at each page change, for the test's thread
         self.ticks = 0
         self.gotos: list[float] = []  # when a go-to (the presenter's new place) arrived
         self.pages: list[float] = []  # when a run of another page than the last one finished (a page change)
@@ -512,7 +480,9 @@ class Follower:
                 if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:  # a fragment's run ends otherwise
                     self.runs.append(time.perf_counter())
                 if shown is not None and fragment["page"] != shown:
-                    self.pages.append(time.perf_counter())
+                    with self.arrived:
+                        self.pages.append(time.perf_counter())
+                        self.arrived.notify_all()
                 return
         raise AssertionError("no script_finished")
 
@@ -551,7 +521,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
         _open(teacher, f"{server}/{path}", state=False, timeout=900_000)[0].close()
     presenter, presenter_runs = _open(teacher, f"{server}/?present=1")
     code = _room_code(presenter)
-    followers = [Follower(server, code) for _ in range(FOLLOWERS)]
+    arrived = threading.Condition()
+    followers = [Follower(server, code, arrived) for _ in range(FOLLOWERS)]
 
     # the followers' websockets run on their own event loop (Playwright's sync API drives the presenter here)
     loop = asyncio.new_event_loop()
@@ -593,10 +564,8 @@ def test_what_thirty_followers_of_one_room_cost_the_server(browser, streamlit_se
             path = "" if lessons.lesson(slug).home else slug  # the home lesson's path is "/"
             presenter.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").click()
             changes.append(time.perf_counter())
-            time.sleep(PAGE_EVERY_S)
-        arrived, deadline = -1, time.monotonic() + 60  # a loaded machine: let late page changes arrive before stopping
-        while time.monotonic() < deadline and arrived != (arrived := sum(len(f.pages) for f in followers)):
-            time.sleep(2)
+            with arrived:  # every follower has opened it (one that lagged behind goes to the newest page at once)
+                arrived.wait_for(lambda: all(f.pages and f.pages[-1] >= changes[-1] for f in followers), PAGE_LIMIT_S)
         paging = {"cpu": _cpu_s(pid) - cpu0, "s": time.perf_counter() - t0}
     finally:
         loop.call_soon_threadsafe(stop.set)

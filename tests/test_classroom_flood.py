@@ -6,8 +6,8 @@ its code, the class moved to the flood's page and the teacher was silently given
 disconnects, the old registry let the teacher take the code back, so the checks are made while every flood session
 is still connected.
 
-This module imports only what b628916 (before presenter keys) also has, so the same file runs against it: there it
-fails (the follower is moved to the flood's page, the teacher's step does not reach the class), here it passes.
+Against b628916 (before presenter keys) the same checks failed: the follower was moved to the flood's page and the
+teacher's step did not reach the class.
 """
 
 import asyncio
@@ -16,13 +16,10 @@ import secrets
 import threading
 
 import pytest
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
-from websockets.typing import Subprotocol
 
 from mpviz.app import text
-from mpviz.app.websocket_session import MAX_MESSAGE_BYTES
+from mpviz.app.websocket_session import open_page
+from mpviz.app.websocket_session import run as run_sessions
 from tests.browser import APP_IDLE
 from tests.test_stepper import STATE
 
@@ -56,45 +53,6 @@ def _follows_a_step(presenter, follower) -> None:
     )
 
 
-async def _session(base_url: str, path: str, query: str, headers: dict, hold: asyncio.Event | None = None, ran=None):
-    """One session without a browser at `/path?query`: returns (alerts, h1 headings) of its last run; with `hold`,
-    stays connected until it is set, after saying in `ran` that its page run finished."""
-    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
-    async with connect(
-        ws_url,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=MAX_MESSAGE_BYTES,
-        ping_interval=None,
-        open_timeout=120,
-        additional_headers=headers,
-    ) as ws:
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string, state.page_name = query, path
-        state.context_info.url = f"{base_url}/{path}?{query}"
-        await ws.send(msg.SerializeToString())
-        alerts, h1 = [], []
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv(decode=False))
-            kind = fwd.WhichOneof("type")
-            if kind == "new_session":  # a run of another page (the room's): what it shows replaces the last
-                alerts.clear()
-                h1.clear()
-            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                if element.WhichOneof("type") == "alert":
-                    alerts.append(element.alert.body)
-                elif element.WhichOneof("type") == "heading" and element.heading.tag == "h1":
-                    h1.append(element.heading.body)
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                break
-        if hold is not None:
-            ran.append(True)
-            await hold.wait()
-        return "\n".join(alerts), h1
-
-
 class Flood:
     """FLOOD presenter sessions from one client, opened EVERY_S apart on a loop of their own (Playwright's sync API
     holds the test's thread), each connected until `release`. `ran` is set once every one has run its page."""
@@ -109,7 +67,9 @@ class Flood:
     async def _flood(self, base_url: str, headers: dict) -> None:
         ran, sessions = [], []
         for _ in range(FLOOD):
-            session = _session(base_url, FLOOD_PAGE, "present=1", headers, self._hold, ran)
+            session = open_page(
+                base_url, "present=1", path=FLOOD_PAGE, headers=headers, hold=self._hold, finished=ran.append
+            )
             sessions.append(asyncio.create_task(session))
             await asyncio.sleep(EVERY_S)
         while len(ran) < FLOOD and not any(s.done() and s.exception() for s in sessions):
@@ -129,11 +89,9 @@ def _after_code(template: str) -> str:
 
 
 def _late_student(server: str, code: str) -> tuple[str, list[str]]:
-    result = []
-    thread = threading.Thread(target=lambda: result.append(asyncio.run(_session(server, "", f"follow={code}", {}))))
-    thread.start()
-    thread.join()
-    return result[0]
+    """What a late student's first visit of the follow link shows: its alerts, and its h1 headings."""
+    run = run_sessions(open_page(server, f"follow={code}"))
+    return "\n".join(run.alerts), [body for tag, body in run.headings if tag == "h1"]
 
 
 def test_a_flood_of_presenter_sessions_from_one_client_leaves_the_teachers_room_alone(browser, streamlit_server):

@@ -31,20 +31,26 @@ def worker_pid() -> int:
 
 
 # ── the view's two lanes ────────────────────────────────────────────────────────────────────────────────────
-@pytest.fixture
-def lanes(monkeypatch):
-    """One heavy worker and one light worker, as a 2-core replica has, each with its gate; the process-wide
-    ones are put back afterwards."""
+@pytest.fixture(scope="module")
+def pools():
+    """One heavy worker and one light worker, as a 2-core replica has: started once for the module (each imports
+    torch: seconds), started and warm before a test uses them (the tests measure lanes, not torch's import)."""
     heavy, light = WorkerPool(1, time_limit_s=120), WorkerPool(1, time_limit_s=120)
     for pool in (heavy, light):
-        pool.run(worker_pid)  # started and warm: the test measures lanes, not torch's import
-    monkeypatch.setattr(admission, "_gate", AdmissionGate(1))
-    monkeypatch.setattr(admission, "_light_gate", AdmissionGate(1))
-    workers.set_default_pool(heavy, light)
+        pool.run(worker_pid)
     yield heavy, light
-    workers.set_default_pool(None)
     heavy.close()
     light.close()
+
+
+@pytest.fixture
+def lanes(pools, monkeypatch):
+    """The two pools as the process's lanes, each with its gate; the process-wide ones are put back afterwards."""
+    monkeypatch.setattr(admission, "_gate", AdmissionGate(1))
+    monkeypatch.setattr(admission, "_light_gate", AdmissionGate(1))
+    workers.set_default_pool(*pools)
+    yield pools
+    workers.set_default_pool(None)
 
 
 def test_a_light_page_is_served_while_a_heavy_run_holds_the_heavy_lane(lanes, tmp_path):
@@ -176,17 +182,15 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def test_a_worker_killed_while_idle_is_replaced_and_the_next_call_succeeds():
-    pool = WorkerPool(1, time_limit_s=120)
-    try:
-        dead = pool.run(worker_pid)
-        os.kill(dead, signal.SIGKILL)  # killed from outside while it waits for work (the OOM killer, an admin)
-        deadline = time.monotonic() + 60
-        while not _exited(dead):  # a process with torch's memory takes a moment to finish dying
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        assert pool.run(worker_pid) != dead, "the next visitor's call ran, in a new worker"
-        stats = pool.stats()
-        assert stats.replaced_idle == 1 and stats.crashed == 0 and stats.live == 1
-    finally:
-        pool.close()
+def test_a_worker_killed_while_idle_is_replaced_and_the_next_call_succeeds(pools):
+    _, pool = pools  # the light lane's one worker, idle between calls
+    before = pool.stats()
+    dead = pool.run(worker_pid)
+    os.kill(dead, signal.SIGKILL)  # killed from outside while it waits for work (the OOM killer, an admin)
+    deadline = time.monotonic() + 60
+    while not _exited(dead):  # a process with torch's memory takes a moment to finish dying
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert pool.run(worker_pid) != dead, "the next visitor's call ran, in a new worker"
+    stats = pool.stats()
+    assert stats.replaced_idle == before.replaced_idle + 1 and stats.crashed == before.crashed and stats.live == 1

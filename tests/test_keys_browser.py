@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import APP_IDLE, QUIET
+from tests.browser import APP_IDLE, settle
 from tests.test_stepper import STATE
 
 pytestmark = pytest.mark.browser
@@ -88,30 +88,28 @@ FOCUSED_BIT = f"""() => {{ const b = document.querySelector('{FLIPPER}')?.shadow
   return {{short: b.dataset.short, position: b.dataset.position, pressed: b.getAttribute('aria-pressed')}}; }}"""
 
 
-@pytest.mark.parametrize("how", ["Enter", "Space", "click"])
-def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server, how):
+def test_a_flipped_bit_keeps_the_keyboard(browser, streamlit_server):
     """Flipping a bit of the formats page reruns it and draws the new patterns: focus stays on the same bit, now
-    showing its new state, so the next key flips on from there."""
+    showing its new state, so the next key flips on from there. Enter, then Space, then a click, one after another
+    on one page: each flip starts from where the last one left the keyboard."""
     server, _ = streamlit_server
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     page.goto(f"{server}/formats")
-    page.wait_for_selector(APP_IDLE, timeout=300_000)
-    page.wait_for_function(QUIET, timeout=300_000)
+    settle(page)
     bit = page.locator(f"{FLIPPER} button.bit[data-short=fp16][data-position='12']")  # an exponent bit
-    value = page.locator(".st-key-value input")
-    typed = value.input_value()
     bit.focus()
-    before = page.evaluate(FOCUSED_BIT)
-    assert before is not None
-    if how == "click":
-        bit.click()
-    else:
-        page.keyboard.press(how)
-    page.wait_for_function(f"document.querySelector('.st-key-value input').value !== {json.dumps(typed)}")
-    page.wait_for_selector(APP_IDLE, timeout=300_000)  # the rerun the flip caused has drawn the bits again
-    page.wait_for_function(QUIET, timeout=300_000)
-    after = {**before, "pressed": "false" if before["pressed"] == "true" else "true"}
-    want = json.dumps(json.dumps(after, separators=(",", ":")))  # JSON.stringify's spelling, as a JS string
-    page.wait_for_function(f"JSON.stringify(({FOCUSED_BIT})()) === {want}")
+    for how in ("Enter", "Space", "click"):
+        typed = page.locator(".st-key-value input").input_value()
+        before = page.evaluate(FOCUSED_BIT)
+        assert before is not None, how
+        if how == "click":
+            bit.click()
+        else:
+            page.keyboard.press(how)
+        page.wait_for_function(f"document.querySelector('.st-key-value input').value !== {json.dumps(typed)}")
+        settle(page)  # the rerun the flip caused has drawn the bits again
+        after = {**before, "pressed": "false" if before["pressed"] == "true" else "true"}
+        want = json.dumps(json.dumps(after, separators=(",", ":")))  # JSON.stringify's spelling, as a JS string
+        page.wait_for_function(f"JSON.stringify(({FOCUSED_BIT})()) === {want}")
     context.close()

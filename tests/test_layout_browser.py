@@ -1,7 +1,8 @@
 """Layout in Chromium: no overprinted, cut-off or sideways-scrolling text (every page in zh, presenter mode,
 1024×768; the figure pages in English at a desktop, a laptop and a phone viewport).
 
-What a look at a screenshot would catch, measured from the DOM after one page load per page and viewport: every
+What a look at a screenshot would catch, measured from the DOM on one page load per page and viewport (shared with
+the other tests that judge the same screen: tests/lesson_visits.py): every
 piece of text a plotly figure drew, as the quad it covers on screen (rotated tick labels included), must not meet
 another (tick labels on one axis, annotations, legend entries, titles; labels inside one trace are placed by its
 geometry and left out), nor run past the figure's edge. Segmented controls must not hide an option behind a
@@ -11,8 +12,9 @@ whether it is cut: wide ones fold into expanders in presenter mode, checked on s
 
 import pytest
 
-from mpviz.app.lessons import LESSONS
-from tests.browser import APP_IDLE, QUIET, wait_until_still
+from tests import lesson_visits
+from tests.browser import APP_IDLE, QUIET, ROOM_BANNER, wait_until_still
+from tests.lesson_visits import ZH_PROJECTOR, Screen
 
 pytestmark = pytest.mark.browser
 
@@ -63,33 +65,21 @@ TEXT_PROBLEMS = """() => {
   return out;
 }"""
 
-PRESENTED = [("zh", True, (1024, 768), entry.slug) for entry in LESSONS]  # a projector in a Chinese class
-FIGURE_PAGES = [  # ?recipes=1 adds the scaler's recipe comparison
-    ("en", False, viewport, slug)
-    for viewport in ((1440, 900), (1024, 768), (390, 844))
-    for slug in ("scaler", "softmax", "formats", "policy")
+FIGURES = ("scaler", "softmax", "formats", "policy")
+# a projector in a Chinese class; the figure pages in English at a desktop (the screens every test judges), a laptop
+# and a phone
+SCREENS = ZH_PROJECTOR + [
+    Screen(slug, size=size) for size in ((1440, 900), (1024, 768), (390, 844)) for slug in FIGURES
 ]
+lesson_visits.probe("text_problems", when=lambda screen: screen in SCREENS)(
+    lambda page, screen: page.evaluate(TEXT_PROBLEMS)
+)
 
 
-def _case_id(case) -> str:
-    lang, present, (w, h), slug = case
-    return f"{lang}-{'present' if present else 'normal'}-{w}x{h}-{slug}"
-
-
-@pytest.mark.parametrize("case", PRESENTED + FIGURE_PAGES, ids=_case_id)
-def test_no_text_overprinted_cut_off_or_scrolled_away(browser, streamlit_server, case):
-    lang, present, (width, height), slug = case
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda screen: screen.id)
+def test_no_text_overprinted_cut_off_or_scrolled_away(browser, streamlit_server, screen):
     server, _ = streamlit_server
-    query = f"lang={lang}" + ("&present=1" if present else "") + ("&recipes=1" if slug == "scaler" else "")
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.goto(f"{server}/{slug}?{query}")
-    for _ in range(2):  # a page may rerun once after its first run (a widget writing the URL back)
-        page.wait_for_selector(APP_IDLE, timeout=300_000)
-        page.wait_for_function(QUIET, timeout=300_000)
-        page.wait_for_timeout(500)
-    problems = page.evaluate(TEXT_PROBLEMS)
-    context.close()
+    problems = lesson_visits.visit(browser, server, screen)["text_problems"]
     assert problems == [], "\n".join(problems)
 
 
@@ -124,7 +114,7 @@ def test_a_projector_shows_the_graph_and_the_step_card_without_scrolling(browser
     page.goto(f"{server}/?present=1&lang={lang}")
     page.wait_for_selector(APP_IDLE, timeout=300_000)
     # The room's banner replaces "opening a room…" once the browser has said its presenter key: the first screen
-    page.wait_for_selector(".st-key-room_banner", timeout=60_000)
+    page.wait_for_selector(ROOM_BANNER, timeout=60_000)
     page.wait_for_function(f"({STATE})() !== null", timeout=60_000)
     page.wait_for_function(QUIET, timeout=60_000)
     wait_until_still(page, STEPPER_BOXES)

@@ -1,18 +1,21 @@
 """What a look at the page in Chromium would catch, measured from the DOM: the sidebar's dtype choices on one row
 with every border drawn, the attention heatmap's axis names read left to right at body size, and no failed request
-of ours on any lesson page.
+of ours on any lesson page. Each is read off the screens the other browser tests judge, loaded once
+(tests/lesson_visits.py); the Chinese sidebar and heatmap off one more (the attention lesson in Chinese, not
+presented).
 """
 
 import itertools
 
 import pytest
 
-from mpviz.app.lessons import LESSONS
-from tests.browser import APP_IDLE
+from tests import lesson_visits
+from tests.lesson_visits import EN_DESKTOP, Screen
 from tests.test_stepper import STATE
 
 pytestmark = pytest.mark.browser
 
+ATTENTION = {lang: Screen("attention", lang) for lang in ("en", "zh")}  # en: one of EN_DESKTOP
 DTYPE_BUTTONS = """() => [...document.querySelectorAll('.st-key-dtype button[data-variant=segmented_control]')]
   .map((b) => { const r = b.getBoundingClientRect(), s = getComputedStyle(b);
     return {text: b.textContent, top: Math.round(r.top), left: r.left, right: r.right,
@@ -21,21 +24,27 @@ HEAT_AXES = """() => [...document.querySelector('.st-key-stepper [data-testid=st
   .querySelectorAll('.mpv-axis-y, .mpv-axis-x')].map((e) => { const r = e.getBoundingClientRect(),
     s = getComputedStyle(e); return {text: e.textContent, width: r.width, height: r.height,
     px: parseFloat(s.fontSize), writing: s.writingMode, transform: s.transform}; })"""
-# Streamlit's frontend, opened on a page's own path, first looks for its server there (streamlit/streamlit#7074):
-# these two requests fail on every page but the first, by Streamlit's design, before it finds the server at "/".
-STREAMLIT_PROBES = ("_stcore/health", "_stcore/host-config")
+
+
+@lesson_visits.probe("dtype_buttons", when=lambda screen: screen in ATTENTION.values())
+def _dtype_buttons(page, screen) -> list[dict]:
+    page.wait_for_function(f"({DTYPE_BUTTONS})().length === 3", timeout=60_000)
+    return page.evaluate(DTYPE_BUTTONS)
+
+
+@lesson_visits.probe("heat_axes", when=lambda screen: screen in ATTENTION.values())
+def _heat_axes(page, screen) -> dict:
+    page.wait_for_function(f"({STATE})() !== null", timeout=120_000)
+    return {
+        "axes": page.evaluate(HEAT_AXES),
+        "body": page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)"),
+    }
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_sidebar_dtype_choices_sit_on_one_row_with_their_borders(browser, streamlit_server, lang):
     server, _ = streamlit_server
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.goto(f"{server}/?lang={lang}")
-    page.wait_for_selector(APP_IDLE, timeout=300_000)
-    page.wait_for_function(f"({DTYPE_BUTTONS})().length === 3", timeout=60_000)
-    buttons = page.evaluate(DTYPE_BUTTONS)
-    context.close()
+    buttons = lesson_visits.visit(browser, server, ATTENTION[lang])["dtype_buttons"]
     assert len({b["top"] for b in buttons}) == 1, buttons
     for left, right in itertools.pairwise(buttons):
         assert right["left"] >= left["right"], (left, right)  # side by side, neither drawn over the other
@@ -45,14 +54,8 @@ def test_sidebar_dtype_choices_sit_on_one_row_with_their_borders(browser, stream
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_heatmap_axis_names_read_left_to_right(browser, streamlit_server, lang):
     server, _ = streamlit_server
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.goto(f"{server}/?lang={lang}")
-    page.wait_for_selector(APP_IDLE, timeout=300_000)
-    page.wait_for_function(f"({STATE})() !== null", timeout=120_000)
-    axes = page.evaluate(HEAT_AXES)
-    body = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
-    context.close()
+    seen = lesson_visits.visit(browser, server, ATTENTION[lang])["heat_axes"]
+    axes, body = seen["axes"], seen["body"]
     assert len(axes) == 2, axes
     for axis in axes:
         assert axis["writing"] == "horizontal-tb" and axis["transform"] == "none", axis
@@ -61,17 +64,8 @@ def test_heatmap_axis_names_read_left_to_right(browser, streamlit_server, lang):
 
 
 def test_no_request_of_ours_fails_on_any_lesson_page(browser, streamlit_server):
+    """Every request a lesson's page load makes answers (Streamlit's two probes of a page's own path excepted: see
+    tests/lesson_visits.py)."""
     server, _ = streamlit_server
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    failed = []
-    page.on("response", lambda r: r.status >= 400 and failed.append((r.status, r.url)))
-    ours = []
-    for entry in LESSONS:
-        failed.clear()
-        page.goto(f"{server}/{entry.slug}")
-        page.wait_for_selector(APP_IDLE, timeout=300_000)
-        probes = {f"{server}/{entry.slug}/{p}" for p in STREAMLIT_PROBES}  # made before the app connects
-        ours += [(entry.slug, status, url) for status, url in failed if url not in probes]
-    context.close()
+    ours = [(s.slug, *failed) for s in EN_DESKTOP for failed in lesson_visits.visit(browser, server, s)["failed"]]
     assert ours == [], ours

@@ -103,14 +103,17 @@ def test_showing_a_widget_changes_no_global():
 
 
 @pytest.mark.slow
-def test_an_install_outside_the_checkout_shows_a_model_and_writes_a_lesson_file(tmp_path):
-    """`pip install "<checkout>[notebook]"` into a fresh venv, then from elsewhere: `mpviz.show` without Streamlit
-    and with no path edit, and `python -m mpviz export`. The venv sees this machine's packages (torch is already
-    installed here); mpviz itself must come from the install, never from the checkout."""
+def test_an_install_outside_the_checkout_shows_a_model_and_writes_a_lesson_file(wheel, tmp_path):
+    """The checkout's wheel installed with its `[notebook]` extra into a fresh venv (what `pip install
+    "<checkout>[notebook]"` builds and installs), then from elsewhere: `mpviz.show` without Streamlit and with no
+    path edit, and `python -m mpviz export`. The venv sees this machine's packages (torch is already installed
+    here); mpviz itself must come from the install, never from the checkout. This interpreter's pip installs into
+    the venv (`pip --python`): a pip of the venv's own would cost ensurepip's tens of seconds."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    install = [str(python), "-m", "pip", "install", "-q", f"{ROOT}[notebook]"]  # its dependencies: already here
+    # its dependencies: already here
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", f"{wheel.filename}[notebook]"]
     subprocess.run(install, check=True, capture_output=True, cwd=tmp_path)
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     code = (

@@ -183,8 +183,7 @@ def test_an_overview_link_scrolls_to_its_card_in_a_real_browser(streamlit_server
         outside = "() => document.querySelector('#claim-21').getBoundingClientRect().top"
         assert page.evaluate(outside) > 768  # below the fold before the click
         page.locator("a[href='#claim-21']").first.click()
-        page.wait_for_timeout(1000)
-        assert 0 <= page.evaluate(outside) < 768  # the card's title is on screen
+        page.wait_for_function(f"() => {{ const top = ({outside})(); return 0 <= top && top < 768; }}")  # on screen
         assert page.locator("[data-testid='stException']").count() == 0
     finally:
         page.close()

@@ -35,7 +35,7 @@ from mpviz.model import AttentionConfig
 from mpviz.policy import CATEGORIES, UNCLASSIFIED
 from mpviz.presentation.palette import DTYPE_COLORS
 from tests.apptest import failures, page_app
-from tests.browser import APP_IDLE
+from tests.browser import APP_IDLE, wait_until_still
 from tests.prerequisites import require_node_tooling
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -461,6 +461,8 @@ GRAPH_PROBLEMS = """() => {
 }"""
 
 
+GRAPH_ARRANGED = """() => { const svg = document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]')
+    .shadowRoot.querySelector('.mpv-svg'); return [svg.dataset.mode, svg.getAttribute('viewBox'), svg.clientWidth]; }"""
 BAD_MARKS = """() => document.querySelector('.st-key-stepper [data-testid=stBidiComponentIsolated]')
     .shadowRoot.querySelectorAll('.mpv-bad').length"""
 
@@ -482,7 +484,7 @@ def test_graph_labels_never_collide_from_projector_to_phone(browser, streamlit_s
         assert (page.evaluate(BAD_MARKS) > 0) == ("naive" in query), query
         for width, height in ((1920, 1080), (1440, 900), (1024, 768), (390, 844)):
             page.set_viewport_size({"width": width, "height": height})
-            page.wait_for_timeout(300)  # the resize observer lays the graph out again on the next frame
+            wait_until_still(page, GRAPH_ARRANGED)  # the resize observer has laid the graph out again
             got = page.evaluate(GRAPH_PROBLEMS)
             assert got["problems"] == [], (query, width, got)
             modes.add(got["mode"])

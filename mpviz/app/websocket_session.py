@@ -8,7 +8,7 @@ finished for good (a run that ends early for an `st.rerun()` goes on).
 import asyncio
 import math
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -23,6 +23,7 @@ from websockets.typing import Subprotocol
 T = TypeVar("T")
 MAX_MESSAGES_PER_RUN = 5000  # bounds the read loop, far above what one run of a page sends
 MAX_MESSAGE_BYTES = 64 * 2**20
+OPEN_TIMEOUT_S = 120  # a websocket's handshake, beside hundreds of others on a loaded 2-core machine
 SUCCESS = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_SUCCESSFULLY)
 RERUN = ForwardMsg.ScriptFinishedStatus.Name(ForwardMsg.FINISHED_EARLY_FOR_RERUN)
 
@@ -44,20 +45,33 @@ class SessionRun:
         return bool(self.statuses) and self.statuses[-1] == SUCCESS and not self.exceptions
 
 
-def rerun_request(base_url: str, query: str) -> bytes:
-    """The BackMsg a browser sends right after connecting to `base_url/?query` (the default page)."""
+def rerun_request(base_url: str, query: str, path: str = "") -> bytes:
+    """The BackMsg a browser sends right after connecting to `base_url/path?query` (path "" = the navigation's
+    default page, URL "/")."""
     msg = BackMsg()
     state = msg.rerun_script
     state.query_string = query  # without the "?"
-    state.page_script_hash = ""  # "" = the navigation's default page (URL "/")
-    state.context_info.url = f"{base_url}/?{query}"
+    state.page_script_hash = ""  # the page is named by its URL path instead
+    state.page_name = path
+    state.context_info.url = f"{base_url}/{path}?{query}"
     state.context_info.timezone = "UTC"
     state.context_info.locale = "en-US"
     return msg.SerializeToString()
 
 
-async def open_page(base_url: str, query: str) -> SessionRun:
-    """Connect one session, request the page and read ForwardMsgs until its run has finished for good."""
+async def open_page(
+    base_url: str,
+    query: str,
+    *,
+    path: str = "",
+    headers: dict[str, str] | None = None,
+    hold: asyncio.Event | None = None,
+    finished: Callable[[SessionRun], object] | None = None,
+) -> SessionRun:
+    """Connect one session to `base_url/path?query` (sending `headers` with the websocket's upgrade request, as a
+    browser sends its cookies or a proxy its X-Forwarded-For), request the page and read ForwardMsgs until its run
+    has finished for good. With `hold`, the session then calls `finished(run)` and stays connected until `hold` is
+    set, as an open tab does (a flood of connected sessions)."""
     run = SessionRun(query)
     ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
     async with connect(
@@ -65,36 +79,46 @@ async def open_page(base_url: str, query: str) -> SessionRun:
         subprotocols=[Subprotocol("streamlit")],
         max_size=MAX_MESSAGE_BYTES,
         compression=None,
-        open_timeout=60,
+        open_timeout=OPEN_TIMEOUT_S,
         ping_interval=None,
+        additional_headers=headers,
     ) as ws:
         started = time.perf_counter()
-        await ws.send(rerun_request(base_url, query))
-        for _ in range(MAX_MESSAGES_PER_RUN):
-            msg = ForwardMsg()
-            msg.ParseFromString(await ws.recv(decode=False))
-            kind = msg.WhichOneof("type")
-            if kind == "new_session":  # a (re)started run: the browser would replace what it showed
-                run.headings.clear()
-                run.components.clear()
-                run.alerts.clear()
-            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                element = msg.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "exception":
-                    run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
-                elif which == "alert":
-                    run.alerts.append(element.alert.body)
-                elif which == "heading":
-                    run.headings.append((element.heading.tag, element.heading.body))
-                elif which == "bidi_component" and element.bidi_component.WhichOneof("data") == "bytes":
-                    run.components.append(element.bidi_component.bytes)
-            elif kind == "script_finished":
-                run.statuses.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
-                if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    run.latency_s = time.perf_counter() - started
-                    return run
-        raise AssertionError(f"{query}: no final script_finished within {MAX_MESSAGES_PER_RUN} messages")
+        await ws.send(rerun_request(base_url, query, path))
+        await _read_run(ws, run, started)
+        if hold is not None:
+            if finished is not None:
+                finished(run)
+            await hold.wait()
+    return run
+
+
+async def _read_run(ws, run: SessionRun, started: float) -> None:
+    for _ in range(MAX_MESSAGES_PER_RUN):
+        msg = ForwardMsg()
+        msg.ParseFromString(await ws.recv(decode=False))
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":  # a (re)started run, maybe of another page (a room's): the browser would replace it
+            run.headings.clear()
+            run.components.clear()
+            run.alerts.clear()
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            which = element.WhichOneof("type")
+            if which == "exception":
+                run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            elif which == "alert":
+                run.alerts.append(element.alert.body)
+            elif which == "heading":
+                run.headings.append((element.heading.tag, element.heading.body))
+            elif which == "bidi_component" and element.bidi_component.WhichOneof("data") == "bytes":
+                run.components.append(element.bidi_component.bytes)
+        elif kind == "script_finished":
+            run.statuses.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
+            if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                run.latency_s = time.perf_counter() - started
+                return
+    raise AssertionError(f"{run.query}: no final script_finished within {MAX_MESSAGES_PER_RUN} messages")
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
