@@ -104,6 +104,7 @@ class Stepper {
 
   // ── data ──
   load(data) {
+    this.url.claimStop(); // each run the stepper is drawn in: its place belongs to the view shown now
     if (data === this.raw || sameBytes(data, this.raw)) {
       // a rerun that sent the same run
       this.attach();
@@ -222,7 +223,7 @@ class Stepper {
     let spoken;
     if (ready) {
       spoken = drawStep(this.panels);
-      this.fetcher?.prefetch(e.i);
+      this.fetcher?.askAhead(e.i);
     } else {
       const note = this.pendingNote(e);
       spoken = `${drawPending(this.panels, note)} ${note}`;

@@ -52,7 +52,7 @@ export class EventFetcher {
   }
 
   /** Ask ahead for the chunk after event i's, so stepping on finds it whole. */
-  prefetch(i) {
+  askAhead(i) {
     const next = this.reader.chunkOf(i) + 1;
     if (next * this.reader.stream.chunk < this.reader.b.events.length && !this.reader.whole.has(next)) this.ask(next);
   }

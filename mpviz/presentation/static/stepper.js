@@ -1250,11 +1250,12 @@ var personal_keys_default = ["present", "room", "follow", "handover"];
 
 // mpviz/contracts/stepper_keys.json
 var stepper_keys_default = {
-  description: "The stepper's own URL keys (assets/components/stepper/place.js writes them without a rerun; mpviz/app/url.py keeps them out of what Python owns and mpviz.app.goto moves them). place: the keys a place is written as; legacy_element: the element's old spelling (em, er, ec), read and dropped; views and phases: the values view and phase take.",
+  description: "The stepper's own URL keys (assets/components/stepper/place.js writes them without a rerun; mpviz/app/url.py keeps them out of what Python owns and mpviz.app.goto moves them). place: the keys a place is written as; legacy_element: the element's old spelling (em, er, ec), read and dropped; views and phases: the values view and phase take; stop: the guided lesson's stop (mpviz/app/tour.py), a URL that changes it opens another view, into which the stepper carries no place (urlsync.js).",
   place: ["step", "view", "phase", "head", "el"],
   legacy_element: ["em", "er", "ec"],
   views: ["story", "full"],
-  phases: ["all", "forward", "backward"]
+  phases: ["all", "forward", "backward"],
+  stop: "tour"
 };
 
 // assets/components/stepper/place.js
@@ -1262,6 +1263,14 @@ var VIEWS = stepper_keys_default.views;
 var PHASES = stepper_keys_default.phases;
 var PARAMS = stepper_keys_default.place;
 var LEGACY_EL = stepper_keys_default.legacy_element;
+var STOP = stepper_keys_default.stop;
+function stopOf(url, base) {
+  try {
+    return new URL(url, base).searchParams.get(STOP);
+  } catch {
+    return null;
+  }
+}
 var PERSONAL = personal_keys_default;
 function sharedLink(href, lang) {
   const link = new URL(href);
@@ -3110,7 +3119,7 @@ var EventFetcher = class {
     return false;
   }
   /** Ask ahead for the chunk after event i's, so stepping on finds it whole. */
-  prefetch(i) {
+  askAhead(i) {
     const next = this.reader.chunkOf(i) + 1;
     if (next * this.reader.stream.chunk < this.reader.b.events.length && !this.reader.whole.has(next)) this.ask(next);
   }
@@ -3271,6 +3280,11 @@ var UrlSync = class {
     this.timer = null;
     this.path = null;
     this.history = null;
+    this.stop = null;
+  }
+  /** The place belongs to the view the page shows now (each run the stepper is drawn in). */
+  claimStop() {
+    this.stop = stopOf(this.win.location.href);
   }
   storeKey() {
     return `mpviz.stepper.${this.meta.key}`;
@@ -3312,6 +3326,7 @@ var UrlSync = class {
   mergeUrl(url) {
     if (url == null || !this.path || !this.store() || !this.app.isConnected) return url;
     if (new URL(url, this.win.location.href).pathname !== this.path) return url;
+    if (stopOf(url, this.win.location.href) !== this.stop) return url;
     return mergePlace(url, this.win.location.href, this.store().place, Boolean(this.store().reader.probs()));
   }
   /** The link "Copy link" hands out (the place written first). */
@@ -3322,6 +3337,7 @@ var UrlSync = class {
   /** The page the stepper is on now owns the URL's stepper keys. */
   attach() {
     this.path = this.win.location.pathname;
+    this.claimStop();
     if (this.meta.embedded) return;
     this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
     this.history.claim(this);
@@ -3544,6 +3560,7 @@ var Stepper = class {
   }
   // ── data ──
   load(data) {
+    this.url.claimStop();
     if (data === this.raw || sameBytes(data, this.raw)) {
       this.attach();
       return this.takePendingGoto();
@@ -3646,7 +3663,7 @@ var Stepper = class {
     let spoken;
     if (ready) {
       spoken = drawStep(this.panels);
-      this.fetcher?.prefetch(e.i);
+      this.fetcher?.askAhead(e.i);
     } else {
       const note = this.pendingNote(e);
       spoken = `${drawPending(this.panels, note)} ${note}`;

@@ -62,7 +62,7 @@ test("a chunk is asked for once, made whole when it arrives, and equals the kern
   assert.deepEqual(reader.b.events.slice(8, 12), EVENTS.slice(8, 12));
   const shown = EVENTS[9].out.findIndex((o) => o.sample);
   if (shown >= 0) assert.ok(reader.sample(9));
-  f.prefetch(9);
+  f.askAhead(9);
   assert.deepEqual(kernel.asked, [2, 3]);
   f.close();
   assert.equal(kernel.listeners.size, 0);
