@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 __all__ = ["GPT2", "MEDIUM", "SMALL", "run_realsize", "stats_cost"]
@@ -151,7 +152,11 @@ def _in_child(variant: str, size: GPT2, dtype: str) -> dict:
 
 
 def run_realsize(
-    rounds: int = 2, small: GPT2 = SMALL, medium: GPT2 | None = MEDIUM, dtype: str = "bf16", echo=None
+    rounds: int = 2,
+    small: GPT2 = SMALL,
+    medium: GPT2 | None = MEDIUM,
+    dtype: str = "bf16",
+    echo: Callable[[str], None] | None = None,
 ) -> dict:
     """Every figure above: {"small": [rows, rounds × VARIANTS], "medium": row | None, "stats": rows}; `echo(line)`
     hears each row as it comes (a run takes minutes)."""
