@@ -163,7 +163,7 @@ def run_realsize(
     echo = echo or (lambda _line: None)
     result: dict = {"small_size": asdict(small), "small": [], "medium": None, "stats": stats_cost()}
     for row in result["stats"]:
-        echo(f"statistics {row['shape']!s:>12} {row['numel']:>10,} elements: {row['us_per_output']:7.0f} µs per output")
+        echo(f"statistics {row['shape']!s:>12} {row['numel']:>10,} elements: {row['us_per_output']:7.0f} us per output")
     echo(f"{small}, CPU autocast {dtype}")
     for r in range(rounds):
         for variant in VARIANTS:
