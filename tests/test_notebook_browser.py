@@ -215,7 +215,7 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
             "() => !window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel", timeout=30_000
         )
         before = page.evaluate(SHOWN)
-        page.locator(APP).focus()
+        page.locator(APP).first.focus()  # the first model's, not the streamed one's
         page.keyboard.press("End")
         after = page.evaluate(SHOWN)
         assert after["step"] > before["step"], (before, after)
