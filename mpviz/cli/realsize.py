@@ -158,8 +158,8 @@ def run_realsize(
     dtype: str = "bf16",
     echo: Callable[[str], None] | None = None,
 ) -> dict:
-    """Every figure above: {"small": [rows, rounds × VARIANTS], "medium": row | None, "stats": rows}; `echo(line)`
-    hears each row as it comes (a run takes minutes)."""
+    """Every figure above: {"small": [rows, rounds × VARIANTS], "medium": [untraced, stream] | None, "stats": rows};
+    `echo(line)` hears each row as it comes (a run takes minutes)."""
     echo = echo or (lambda _line: None)
     result: dict = {"small_size": asdict(small), "small": [], "medium": None, "stats": stats_cost()}
     for row in result["stats"]:
@@ -173,8 +173,9 @@ def run_realsize(
     if medium is not None:
         echo(f"{medium}, CPU autocast {dtype}, streamed (byte cap lowered to {STREAM_AT_BYTES:,} B to stream it)")
         result["medium_size"] = asdict(medium)
-        result["medium"] = _in_child("stream", medium, dtype)
-        echo(_line(result["medium"]))
+        result["medium"] = [_in_child(variant, medium, dtype) for variant in ("untraced", "stream")]
+        for row in result["medium"]:
+            echo(_line(row))
     return result
 
 
@@ -188,7 +189,7 @@ def _line(row: dict) -> str:
     if "kept_bytes" in row:
         text += (
             f"; kernel keeps {row['kept_bytes']:,} B of events in chunks (RSS after {row['rss_after_mb']:.0f} MB),"
-            f" one chunk ({row['chunk_bytes']:,} B at most) answered in {row['fetch_ms']:.2f} ms (median)"
+            f" one chunk ({row['chunk_bytes']:,} B at most) answered in {row['fetch_ms'] * 1e3:.0f} us (median)"
         )
     return text
 
