@@ -137,3 +137,25 @@ def test_past_what_streaming_holds_it_is_refused_in_words_that_name_the_fix(monk
         mpviz.show(model, x, max_events=5)
     with pytest.raises(ValueError, match="内核中最多"):
         mpviz.show(model, x, max_events=5, locale="zh")
+
+
+def test_the_realsize_bench_is_a_bench_option_and_prints_the_streamed_figures(monkeypatch, capsys):
+    """`mpviz bench --realsize` (mpviz/cli/realsize.py, minutes of children: faked here) prints each row as it
+    comes, the streamed one with what the kernel keeps and how fast it answers a chunk; --json the whole result."""
+    from mpviz import __main__ as cli
+    from mpviz.cli import realsize
+
+    row = {"variant": "stream", "seconds": 9.5, "peak_mb": 7800.0, "built_mb": 1700.0, "ops": 3207}
+    row |= {"payload_bytes": 1_687_332, "kept_bytes": 4_269_708, "rss_after_mb": 3863.0}
+    row |= {"fetch_ms": 0.004, "chunk_bytes": 348_020}
+
+    def fake(echo=None):
+        (echo or (lambda _line: None))(realsize._line(row))
+        return {"medium": [row]}
+
+    monkeypatch.setattr(realsize, "run_realsize", fake)
+    assert cli.main(["bench", "--realsize"]) == 0
+    printed = capsys.readouterr().out
+    assert "3,207 ops, payload 1,687,332 B; kernel keeps 4,269,708 B" in printed and "answered in 4 us" in printed
+    assert cli.main(["bench", "--realsize", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["medium"][0]["kept_bytes"] == 4_269_708
