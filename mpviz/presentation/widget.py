@@ -64,7 +64,8 @@ class StepperWidget(anywidget.AnyWidget):
 
     @property
     def bundle(self) -> dict:
-        """The bundle this widget shows, parsed from its payload (for checks: the browser reads the bytes)."""
+        """The bundle this widget shows, parsed from its payload (for checks: the browser reads the bytes); of a
+        streamed one, its head (every event past the first chunk thin: `chunks` holds them whole)."""
         return json.loads(self.payload)["bundle"]
 
 
