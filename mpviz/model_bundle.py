@@ -23,6 +23,11 @@ same stepper steps through it. What differs from the attention lesson's bundle:
   first untraced by `mpviz.op_count`, runs past it is refused before any tracing), and a bundle past
   `MAX_BYTES` is refused before the float64 run. Bad requests raise `ModelBundleError` too, before any work
   where they can be seen (see its codes).
+- `model_stream` is the notebook widget's way past those caps: the same bundle, but past either cap it is streamed
+  (mpviz.event_chunks): the events' JSON kept in chunks, the browser sent a head of thin events and the first
+  chunk. Its own ceilings are absolute (`MAX_STREAM_EVENTS` ops, `MAX_STREAM_BYTES` of events in the kernel, a
+  head within `MAX_BYTES`): past them it raises "too_large_to_stream". The lesson file and the app need the whole
+  bundle at once, so they keep to the caps (`model_bundle`).
 - `progress(Progress)` is told the phase, the ops so far and an estimate of the time left, a few times a second;
   what it raises (KeyboardInterrupt) ends the trace with the guarantees below kept.
 
@@ -58,6 +63,7 @@ from mpviz.bundle import (
     names_by_event,
     trace_fields,
 )
+from mpviz.event_chunks import MAX_STREAM_BYTES, MAX_STREAM_EVENTS, EventChunks, chunk_events, thin_event
 from mpviz.model import parse_autocast_dtype
 from mpviz.notices import feeding_casts
 from mpviz.op_count import ops_past_cap
@@ -85,6 +91,9 @@ class ModelBundleError(ValueError):
 
     "too_many_events"        more ops than the cap: `cap`, `size` (the ops traced when it stopped: cap + 1)
     "too_many_bytes"         a bundle larger than the cap: `cap`, `size` (bytes)
+    "too_large_to_stream"    past even what streaming holds (model_stream): `detail` is "events" (`cap`, `size` as
+                             too_many_events), "bytes" (the events' JSON in the kernel) or "head" (the thin events
+                             the browser gets first), `cap` and `size` in bytes for those two
     "no_float_output"        no loss given, and the model's output holds no floating tensor to run backward from
     "bad_loss"               the loss is not a one-element floating tensor: `detail` says what it was
     "nothing_requires_grad"  the loss needs no gradient: no parameter (and no input) requires grad
@@ -418,15 +427,58 @@ def model_bundle(
 ) -> LessonBundle:
     """The bundle of `model(*inputs, **kwargs)` (see the module docstring; `reference` as in `trace_model`);
     `ModelBundleError` past either cap or for a request it cannot trace."""
-    t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress)
+    bundle, chunks = _bundle(
+        model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, stream=False
+    )
+    assert chunks is None  # past a cap, _bundle raised
+    return bundle
+
+
+def model_stream(
+    model: nn.Module,
+    inputs: Sequence[Any],
+    *,
+    device: str = "cpu",
+    dtype: str | torch.dtype | None = "bf16",
+    kwargs: Mapping[str, Any] | None = None,
+    loss: Callable[[Any], torch.Tensor] | None = None,
+    reference: bool = True,
+    max_events: int = MAX_EVENTS,
+    max_bytes: int = MAX_BYTES,
+    progress: Callable[[Progress], None] | None = None,
+) -> tuple[LessonBundle, EventChunks | None]:
+    """As `model_bundle`, but past `max_events` or `max_bytes` streamed rather than refused: (the whole bundle, None)
+    within the caps, else (its head, every event in chunks) (see the module docstring and mpviz.event_chunks).
+    `ModelBundleError("too_large_to_stream")` past the absolute ceilings."""
+    return _bundle(model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, stream=True)
+
+
+def _too_large_to_stream(what: str, cap: int, size: int) -> ModelBundleError:
+    return ModelBundleError("too_large_to_stream", cap, size, what)
+
+
+def _bundle(model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, *, stream: bool):
+    """model_bundle's and model_stream's work: (bundle or head, chunks when streamed else None)."""
+    trace_cap = max(max_events, MAX_STREAM_EVENTS) if stream else max_events
+    try:
+        t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, trace_cap, progress)
+    except ModelBundleError as err:
+        if stream and err.code == "too_many_events":
+            raise _too_large_to_stream("events", err.cap, err.size) from None
+        raise
     names = names_by_event(t)
     events = [_event_json(e, k, names.get(e.index, [])) for e, k in zip(t.events, event_keys(t), strict=True)]
-    # Each event is JSON-ready already (event_json): measured once here, never walked again. ensure_ascii: one
+    # Each event is JSON-ready already (event_json): serialised once here, never walked again. ensure_ascii: one
     # character is one byte.
-    event_bytes = sum(len(json.dumps(e, separators=(",", ":"), allow_nan=False)) for e in events) + len(events) - 1
-    size = event_bytes
-    if size > max_bytes:  # the events alone are past the cap: refused before the float64 run
-        raise ModelBundleError("too_many_bytes", max_bytes, size)
+    encoded = [json.dumps(e, separators=(",", ":"), allow_nan=False).encode() for e in events]
+    event_bytes = sum(map(len, encoded)) + len(events) - 1
+    streamed = len(events) > max_events or event_bytes > max_bytes
+    if streamed and not stream:  # the events alone are past the cap: refused before the float64 run
+        if len(events) > max_events:
+            raise ModelBundleError("too_many_events", max_events, len(events))
+        raise ModelBundleError("too_many_bytes", max_bytes, event_bytes)
+    if streamed and event_bytes > MAX_STREAM_BYTES:
+        raise _too_large_to_stream("bytes", MAX_STREAM_BYTES, event_bytes)
     reference_error, failed = run_reference()
     story = [
         {"event": e.index, "landmarks": names[e.index], "casts": feeding_casts(t, e.index), "inputs": [], "notices": []}
@@ -459,9 +511,20 @@ def model_bundle(
         "first_nonfinite": {"event": bad.index} if bad is not None else None,
     }
     data = to_jsonable(data | {"events": []})  # all but the events, which are JSON-ready
-    size = len(json.dumps(data, separators=(",", ":"), allow_nan=False)) + max(event_bytes, 0)
+    rest = len(json.dumps(data, separators=(",", ":"), allow_nan=False))
+    if not streamed and rest + max(event_bytes, 0) > max_bytes:  # the events fit, the story and errors do not
+        if not stream:
+            raise ModelBundleError("too_many_bytes", max_bytes, rest + event_bytes)
+        streamed = True
+    chunks = None
+    if streamed:
+        if event_bytes > MAX_STREAM_BYTES:
+            raise _too_large_to_stream("bytes", MAX_STREAM_BYTES, event_bytes)
+        chunks = chunk_events(encoded)
+        whole = {*range(min(chunks.size, len(events)))} | ({bad.index} if bad is not None else set())
+        events = [e if e["i"] in whole else thin_event(e) for e in events]  # the first chunk, the red banner's op
+        size = rest + sum(len(json.dumps(e, separators=(",", ":"), allow_nan=False)) + 1 for e in events)
+        if size > max(max_bytes, MAX_BYTES):
+            raise _too_large_to_stream("head", max(max_bytes, MAX_BYTES), size)
     data["events"] = events
-    bundle = LessonBundle(data)
-    if size > max_bytes:
-        raise ModelBundleError("too_many_bytes", max_bytes, size)
-    return bundle
+    return LessonBundle(data), chunks

@@ -136,12 +136,15 @@ def test_the_size_caps_raise_in_the_readers_words():
     with pytest.raises(ModelBundleError) as caught:
         model_bundle(model, [x], max_events=5)
     assert caught.value.code == "too_many_events" and caught.value.cap == 5 and caught.value.size == 6
-    with pytest.raises(ValueError, match=r"more than 5 ops .* at most 5\b"):
-        mpviz.show(model, x, max_events=5)
+    # mpviz.show streams past the caps (tests/test_notebook_stream.py); stream=False refuses there
+    with pytest.raises(ValueError, match=r"more than 5 ops .* at most 5\b.*stream="):
+        mpviz.show(model, x, max_events=5, stream=False)
     with pytest.raises(ValueError, match="最多绘制 5 个"):
-        mpviz.show(model, x, max_events=5, locale="zh")
-    with pytest.raises(ValueError, match=r"bundle is 0\.\d+ MB; mpviz.show sends at most 0\.000954 MB"):
-        mpviz.show(model, x, max_bytes=1000)
+        mpviz.show(model, x, max_events=5, locale="zh", stream=False)
+    with pytest.raises(
+        ValueError, match=r"bundle is 0\.\d+ MB; with stream=False mpviz.show sends at most 0\.000954 MB"
+    ):
+        mpviz.show(model, x, max_bytes=1000, stream=False)
 
 
 def test_a_model_far_past_the_op_cap_is_refused_before_tracing():
@@ -156,7 +159,7 @@ def test_a_model_far_past_the_op_cap_is_refused_before_tracing():
     assert seen == []
     assert all(p.grad is None for p in model.parameters())
     with pytest.raises(ValueError, match=r"more than 20,000 ops"):
-        mpviz.show(model, torch.randn(1, 2))
+        mpviz.show(model, torch.randn(1, 2), stream=False)
 
 
 def test_the_op_count_is_the_traces_and_leaves_the_model_as_it_was():

@@ -56,6 +56,25 @@ STEP_TIMES = f"""(n) => {{ const app = {ROOT_JS}.querySelector('[data-role=app]'
     times.push(performance.now() - t0); }}
   return times; }}"""
 
+# a cell added below the last and run: the example's model streamed (mpviz.show past a 100-op cap)
+STREAMED_CELL = (
+    "streamed = mpviz.show(model, ids, kwargs={'labels': ids}, reference=False, max_events=100)\n"
+    "assert streamed.chunks is not None\nstreamed"
+)
+ADD_CELL = """(code) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;
+  nb.activeCellIndex = nb.widgets.length - 1; app.commands.execute('notebook:insert-cell-below');
+  nb.activeCell.model.sharedModel.setSource(code); return app.commands.execute('notebook:run-cell'); }"""
+# the streamed stepper's shadow root: the second stepper in the notebook
+STREAMED_JS = (
+    "[...document.querySelectorAll('.jp-OutputArea-output *')].map((n) => n.shadowRoot)"
+    ".filter((r) => r?.querySelector('[data-role=app]'))[1]"
+)
+# the full list, the slider to op 300 (past the first chunk of 256); whether that step was still on its way
+# ("loading") or already fetched ahead ("ready") when drawn
+STEP_PAST_FIRST_CHUNK = f"""() => {{ const r = {STREAMED_JS}; r.querySelector('[data-view=full]').click();
+  const slider = r.querySelector('[data-act=slider]'); slider.value = '300';
+  slider.dispatchEvent(new Event('input')); return r.querySelector('[data-role=app]').dataset.pending ?? 'ready'; }}"""
+
 
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
@@ -171,13 +190,32 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
         rules = ", ".join(sorted({f"{f['rule']} ({f['impact']})" for f in findings}))
         axe_said = f"axe: {len(findings)} findings in the stepper [{rules}], {len(every)} in the whole JupyterLab page"
 
+        # a model past the caps, streamed (a cell of its own, a 100-op cap): the first chunk comes with the widget,
+        # a step past it is fetched from the kernel through anywidget's messages and then drawn
+        start = time.perf_counter()
+        page.evaluate(ADD_CELL, STREAMED_CELL)
+        page.wait_for_function(f"() => {STREAMED_JS}?.querySelector('[data-role=app]')?.dataset.step", timeout=120_000)
+        streamed_drawn = time.perf_counter() - start
+        page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+        when_drawn = page.evaluate(STEP_PAST_FIRST_CHUNK)
+        page.wait_for_function(
+            f"() => {{ const a = {STREAMED_JS}.querySelector('[data-role=app]');"
+            " return +a.dataset.event >= 256 && a.dataset.pending === undefined; }",
+            timeout=30_000,
+        )
+        assert page.evaluate(f"() => !!{STREAMED_JS}.querySelector('.mpv-stat')"), "the fetched step's values drawn"
+        stream_said = (
+            f"streamed (100-op cap): Run to a drawn stepper {streamed_drawn:.1f} s, op 300 (second chunk) "
+            f"{when_drawn} when stepped to, then drawn from the kernel's chunk"
+        )
+
         # no kernel behind it: stepping never asks one
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
         page.wait_for_function(
             "() => !window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel", timeout=30_000
         )
         before = page.evaluate(SHOWN)
-        page.locator(APP).focus()
+        page.locator(APP).first.focus()  # the first model's, not the streamed one's
         page.keyboard.press("End")
         after = page.evaluate(SHOWN)
         assert after["step"] > before["step"], (before, after)
@@ -187,7 +225,7 @@ def test_the_notebook_runs_in_jupyterlab_and_its_stepper_steps_by_keyboard(brows
         printout(
             f"JupyterLab: Run All to a drawn stepper {drawn:.1f} s (kernel start, trace, widget); "
             f"step script time median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {len(times)} "
-            f"steps; {axe_said}; screenshot {shot}"
+            f"steps; {axe_said}; {stream_said}; screenshot {shot}"
         )
     finally:
         context.close()

@@ -106,7 +106,7 @@ def test_the_contracts_are_json_the_built_stepper_carries():
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"presenter": True}, {"conceal": True}, {"embedded": True}, {"presenter": True, "conceal": True}],
+    [{}, {"presenter": True}, {"embedded": True}, {"embedded": True, "stream": (600, 256)}],
 )
 def test_every_meta_python_sends_keeps_to_its_schema(options):
     bundle = b'{"events": []}'

@@ -39,14 +39,12 @@ def mount_stepper(
     colors: dict | None = None,
     locale: str = "en",
     presenter: bool = False,
-    conceal: bool = False,
 ) -> None:
     """Show the stepper for one lesson bundle (`mpviz.bundle.LessonBundle.to_json()`, ideally as shared bytes).
 
     `text` defaults to this locale's stepper + glossary tables; `colors` to the app's DTYPE_COLORS. `key` names the
     component instance (and its saved place in the browser's sessionStorage); keep it stable across reruns.
     `presenter`: projector-sized, and the stepper reports its place (session state PLACE) for the follow-me room.
-    `conceal`: a "think first" stop's answer (where inf/NaN first appears) stays hidden until it is revealed.
     """
     payload = stepper_payload(
         bundle_json,
@@ -55,7 +53,6 @@ def mount_stepper(
         key=key,
         locale=locale,
         presenter=presenter,
-        conceal=conceal,
     )
     if not presenter:
         _component(key=key, data=payload, width="stretch", height="content")

@@ -123,9 +123,22 @@ def _add_bench(sub) -> None:
     lim = REPEAT_LIMITS
     p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"{lim.min_repeat}..{lim.max_repeat}")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--realsize",
+        action="store_true",
+        help="instead: mpviz.show on GPT-2-small (with and without reference) and a streamed GPT-2-medium step "
+        "(minutes, several GB; needs transformers)",
+    )
 
 
 def _run_bench(args) -> None:
+    if args.realsize:
+        from mpviz.cli.realsize import run_realsize  # transformers, only here
+
+        result = run_realsize(echo=None if args.json else out)
+        if args.json:
+            out(dumps(result))
+        return
     rows = run_bench(repeat=args.repeat)  # ConfigError (exit 2) for a repeat outside the limits, before any work
     page = page_run()
     kernels = ensure_safe_kernels()

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, ModelBundleError, model_bundle
+from mpviz.model_bundle import MAX_BYTES, MAX_EVENTS, ModelBundleError, model_bundle, model_stream
 from mpviz.presentation import locales
 from mpviz.presentation.widget import ProgressLine, StepperWidget, error_text, require_locale, stepper_widget
 
@@ -33,19 +33,24 @@ def show(
     locale: str = locales.DEFAULT_LANGUAGE,
     max_events: int = MAX_EVENTS,
     max_bytes: int = MAX_BYTES,
+    stream: bool = True,
 ) -> StepperWidget:
     """Trace `model(*inputs, **kwargs)` forward and backward under autocast(`dtype`) on `device` and return a widget
     that steps through every ATen op of it in the browser (see mpviz.model_bundle for the loss, the float64
     reference, which `reference=False` skips, and the limits). `dtype` None or "off" runs without autocast. Past
-    `max_events` ops (it stops tracing there) or `max_bytes` of bundle, or for a request it cannot trace (a device
-    without CUDA, a meta-device model, nothing requiring grad, a loss that is not a scalar floating tensor), it
-    raises one ValueError that says what was wrong and what to do, in `locale`'s words. A trace longer than a
-    second shows its progress in the cell; interrupting it (the kernel's stop button) leaves the model as it was.
+    `max_events` ops or `max_bytes` of bundle the widget streams: the browser gets the run's outline and the first
+    steps, and fetches the others from this kernel as it steps (mpviz.event_chunks; the kernel keeps at most
+    mpviz.event_chunks.MAX_STREAM_BYTES of them per model). `stream=False` refuses there instead (it stops tracing
+    at `max_events`). Past what streaming holds, or for a request it cannot trace (a device without CUDA, a
+    meta-device model, nothing requiring grad, a loss that is not a scalar floating tensor), it raises one
+    ValueError that says what was wrong and what to do, in `locale`'s words. A trace longer than a second shows its
+    progress in the cell; interrupting it (the kernel's stop button) leaves the model as it was.
     """
     require_locale(locale)  # before the trace, which may take a while
     progress = ProgressLine(locale)
+    make = model_stream if stream else model_bundle
     try:
-        bundle = model_bundle(
+        made = make(
             model,
             inputs,
             device=device,
@@ -63,4 +68,5 @@ def show(
         progress.close(interrupted=True)
         raise
     progress.close()
-    return stepper_widget(bundle, locale)
+    bundle, chunks = made if stream else (made, None)
+    return stepper_widget(bundle, locale, chunks)

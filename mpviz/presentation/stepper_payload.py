@@ -12,10 +12,10 @@ session:
 The bundle keeps to mpviz/contracts/bundle.schema.json and meta to mpviz/contracts/stepper_meta.schema.json: the
 one definition of each, which the stepper imports too (tests/test_stepper.py validates what `_meta` makes).
 
-With `conceal` meta carries "conceal": 1 and the stepper keeps the run's answer to a "think first" question to itself
-(the first inf/NaN's banner and marks; mpviz/app/tour.py lifts it on reveal). With `embedded` (a notebook,
-mpviz.presentation.widget) meta carries "embedded": 1: the stepper is one output among others on a page it does not own,
-and leaves the page's URL and its skip links alone.
+With `embedded` (a notebook, mpviz.presentation.widget) meta carries "embedded": 1: the stepper is one output among
+others on a page it does not own, and leaves the page's URL and its skip links alone. A notebook's bundle past the
+caps is streamed (mpviz.event_chunks): its payload holds the bundle's head, and meta carries "stream": {"events":
+<count>, "chunk": <events per chunk>}: the stepper fetches the other chunks from the kernel as it steps.
 In presenter mode meta also carries "scale" (the component's `--mpv-scale`) and "publish": true, and the stepper
 then sends its place back as its state "view" ({step, view, phase, head, el, key}; one rerun per move, of the
 presenter's session only), which `mount_stepper` leaves in session state under PLACE for mpviz.app.follow to publish.
@@ -85,7 +85,12 @@ _join = lru_cache(maxsize=16)(_assemble)
 
 @lru_cache(maxsize=16)
 def _meta(
-    key: str, locale: str, scale: float = 1.0, publish: bool = False, conceal: bool = False, embedded: bool = False
+    key: str,
+    locale: str,
+    scale: float = 1.0,
+    publish: bool = False,
+    embedded: bool = False,
+    stream: tuple[int, int] | None = None,
 ) -> bytes:
     meta: dict = {"key": key, "locale": locale}
     if embedded:
@@ -94,8 +99,8 @@ def _meta(
         meta["scale"] = scale
     if publish:
         meta["publish"] = 1
-    if conceal:
-        meta["conceal"] = 1
+    if stream is not None:
+        meta["stream"] = {"events": stream[0], "chunk": stream[1]}
     return json.dumps(meta, separators=(",", ":")).encode()
 
 
@@ -107,16 +112,17 @@ def stepper_payload(
     key: str = "stepper",
     locale: str = "en",
     presenter: bool = False,
-    conceal: bool = False,
     embedded: bool = False,
+    stream: tuple[int, int] | None = None,
 ) -> bytes:
     """The exact bytes the component receives (see the module docstring); cached, never rebuilt per session.
 
     An `embedded` payload (a notebook's: one model traced once, possibly megabytes) is assembled uncached, so
-    re-running a cell does not keep every earlier model's bundle alive in the process.
+    re-running a cell does not keep every earlier model's bundle alive in the process. `stream` (events in all,
+    events per chunk) says the bundle is a streamed one's head.
     """
     scale, publish = (PRESENTER_SCALE, True) if presenter else (1.0, False)
-    meta = _meta(key, locale, scale, publish, conceal, embedded)
+    meta = _meta(key, locale, scale, publish, embedded, stream)
     if embedded:
         bundle = bundle_json.encode() if isinstance(bundle_json, str) else bytes(bundle_json)
         return _assemble(bundle, _json_once(text), _json_once(colors), meta)

@@ -9,7 +9,7 @@ export class BannersPanel extends Panel {
   build() {
     const box = this.el;
     box.replaceChildren();
-    const fn = this.bundle.firstNonfinite; // null while a think-first stop conceals it
+    const fn = this.bundle.firstNonfinite;
     if (fn) {
       const e = this.b.events[fn.event];
       const o = e.out.find((x) => x.stats && (x.stats.nan || x.stats.posinf || x.stats.neginf));

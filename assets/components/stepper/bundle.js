@@ -11,15 +11,26 @@ export function shownElement(el, smp) {
   return el.map((v, k) => Math.max(0, Math.min(smp.shape[k] - 1, v | 0)));
 }
 
+// chunks of a streamed run's events kept whole at once (the most recently used); the others go back to thin events
+export const KEEP_CHUNKS = 32;
+
+// an event with only the fields stepping through the whole run reads (mpviz/event_chunks.py thin_event)
+export function thinEvent(e) {
+  return { ...e, out: e.out.map((o) => ({ dtype: o.dtype, shape: o.shape })) };
+}
+
 export class BundleReader {
   /**
    * @param {object} b the lesson bundle (bundle.schema.json, Bundle)
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
+   * @param {{stream?: {events: number, chunk: number} | null}} [options] `stream` (meta.stream): `b` is a streamed
+   *   run's head, its events thin but the first chunk's; `fill` makes a chunk whole when it arrives
    */
-  // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed
-  constructor(b, paramOrder = [], { conceal = false } = {}) {
+  constructor(b, paramOrder = [], { stream = null } = {}) {
     this.b = b;
-    this.firstNonfinite = conceal ? null : b.first_nonfinite;
+    this.stream = stream;
+    this.whole = new Set(stream ? [0] : []); // a streamed run's chunks held whole, least recently used first
+    this.firstNonfinite = b.first_nonfinite;
     this.sig = JSON.stringify([b.run.config, b.run.device, b.run.autocast_dtype]);
     this.samples = new Map();
     this.specs = new Map();
@@ -51,10 +62,52 @@ export class BundleReader {
     return this.lists.get(k);
   }
 
-  // the event a place {view, phase, pos} shows
+  // the event a place {view, phase, pos} shows: of a streamed run, thin until its chunk arrives (see `ready`)
   eventAt(place) {
     const l = this.list(place.view, place.phase);
     return this.b.events[l[Math.min(place.pos, l.length - 1)]];
+  }
+
+  // the chunk of a streamed run that holds event i
+  chunkOf(i) {
+    return Math.floor(i / this.stream.chunk);
+  }
+
+  // is event i whole (its outputs' statistics and sample here)? Always, unless the run is streamed
+  ready(i) {
+    if (!this.stream) return true;
+    const k = this.chunkOf(i);
+    if (!this.whole.has(k)) return false;
+    this.whole.delete(k); // used: now the most recent
+    this.whole.add(k);
+    return true;
+  }
+
+  // chunk k of a streamed run arrived (its events whole, in order): they replace the thin ones; past KEEP_CHUNKS
+  // the least recently used chunk goes back to thin events. False (and nothing changed) for a chunk that does not
+  // fit this run.
+  fill(k, events) {
+    const first = k * this.stream.chunk;
+    const count = Math.min(this.stream.chunk, this.b.events.length - first);
+    if (!Array.isArray(events) || count <= 0 || events.length !== count) return false;
+    if (events.some((e, j) => e?.i !== first + j || !Array.isArray(e.out))) return false;
+    events.forEach((e, j) => this.swap(first + j, e));
+    this.whole.delete(k);
+    this.whole.add(k);
+    while (this.whole.size > KEEP_CHUNKS) {
+      const old = this.whole.values().next().value;
+      this.whole.delete(old);
+      const from = old * this.stream.chunk;
+      const end = Math.min(from + this.stream.chunk, this.b.events.length);
+      for (let i = from; i < end; i++) this.swap(i, thinEvent(this.b.events[i]));
+    }
+    return true;
+  }
+
+  swap(i, e) {
+    this.b.events[i] = e;
+    this.samples.delete(i);
+    this.castCache.clear();
   }
 
   // position in the current list of event i: itself, else the story step it is part of (the next one in its phase)
@@ -99,6 +152,7 @@ export class BundleReader {
   // the shown output of event i (see shownOutput), its sample decoded once: {shape [m, r, c], of, values, out}
   sample(i) {
     if (this.samples.has(i)) return this.samples.get(i);
+    if (!this.ready(i)) return null; // not yet: asked again once its chunk is here
     const e = this.b.events[i];
     const shown = e ? this.shownOutput(e) : -1;
     const k = shown >= 0 && e.out[shown].sample ? shown : e ? e.out.findIndex((o) => o.sample) : -1;

@@ -9,7 +9,8 @@ import META from "../../../mpviz/contracts/stepper_meta.schema.json" with { type
  * @property {string} locale the words' language
  * @property {number} scale the component's --mpv-scale (1 unless presenter mode)
  * @property {boolean} publish presenter mode: send the place to Python, lay out for a projector
- * @property {boolean} conceal keep a think-first question's answer (the first inf/NaN) hidden
+ * @property {{events: number, chunk: number} | null} stream a streamed run: the bundle is its head, and the stepper
+ *   asks the host for the other chunks of events
  * @property {boolean} embedded one output among others on a page the stepper does not own (a notebook)
  */
 
@@ -27,7 +28,13 @@ export function readMeta(raw) {
     locale: typeof m.locale === "string" && m.locale ? m.locale : "en",
     scale: Number(m.scale) > 0 ? Number(m.scale) : 1,
     publish: Boolean(m.publish),
-    conceal: Boolean(m.conceal),
+    stream: readStream(m.stream),
     embedded: Boolean(m.embedded),
   };
+}
+
+function readStream(raw) {
+  const events = Number(raw?.events);
+  const chunk = Number(raw?.chunk);
+  return Number.isInteger(events) && events > 0 && Number.isInteger(chunk) && chunk > 0 ? { events, chunk } : null;
 }

@@ -30,6 +30,8 @@
  * @property {Geometry} geom
  */
 
+import { h } from "./dom.js";
+
 export class Panel {
   /**
    * @param {Context} ctx
@@ -67,5 +69,10 @@ export class Panel {
   // the event the place shows
   event() {
     return this.ctx.bundle.eventAt(this.ctx.place);
+  }
+
+  // a step whose event has not arrived yet (a streamed run): `note` (words, or null) instead of the panel's drawing
+  pending(note) {
+    this.el.replaceChildren(...(note ? [h("p", { class: "mpv-muted mpv-pending", role: "status" }, note)] : []));
   }
 }

@@ -12,6 +12,7 @@ import { ValuesPanel } from "./values.js";
 
 const BUILT = ["banners", "controls", "graph", "errors", "heat"]; // what draws a frame of its own once per run
 const PER_STEP = ["graph", "card", "values", "errors", "heat", "element"]; // after the controls, each step
+const PENDING_STEP = ["graph", "card", "errors", "heat"]; // what a step draws from a thin event (stream.js)
 
 /**
  * Every panel for this run, built: the attention lesson's landmark graph, or for any other model's bundle
@@ -39,5 +40,18 @@ export function makePanels(ctx, $) {
 export function drawStep(panels) {
   const spoken = panels.controls.render();
   for (const p of PER_STEP) panels[p].render();
+  return spoken;
+}
+
+/**
+ * Draw a step whose event has not arrived yet (a streamed run, stream.js): what reads the run's outline (the
+ * controls, the tree, the card, the errors) as usual; the values and the element say `note` instead. Returns what
+ * the controls say of it.
+ */
+export function drawPending(panels, note) {
+  const spoken = panels.controls.render();
+  for (const p of PENDING_STEP) panels[p].render();
+  panels.values.pending(note);
+  panels.element.pending(null);
   return spoken;
 }

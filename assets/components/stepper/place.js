@@ -7,6 +7,17 @@ export const VIEWS = KEYS.views;
 export const PHASES = KEYS.phases;
 export const PARAMS = KEYS.place;
 export const LEGACY_EL = KEYS.legacy_element;
+// the guided lesson's stop: a URL naming another stop is another view (urlsync.js carries no place into it)
+export const STOP = KEYS.stop;
+
+/** The guided lesson's stop `url` names (relative to `base`), or null outside the tour. */
+export function stopOf(url, base) {
+  try {
+    return new URL(url, base).searchParams.get(STOP);
+  } catch {
+    return null;
+  }
+}
 // this browser's role in a class: never in a copied link
 export const PERSONAL = PERSONAL_KEYS;
 

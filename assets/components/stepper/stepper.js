@@ -4,7 +4,8 @@
 // to" channel (mpviz/app/goto.py, goto.js). Streamlit imports a component's code once per page by its text, so the two
 // share one evaluation of these modules and talk through goto.js's exports.
 // Payload (component.data): UTF-8 JSON bytes {"bundle": <bundle>, "text": {"ui", "glossary"}, "style": {...},
-// "meta": <meta.js>}. All words come from "text"; everything else from the bundle.
+// "meta": <meta.js>}. All words come from "text"; everything else from the bundle. A streamed run's bundle (meta.stream,
+// a notebook's model past the caps) is its head: the other events come through `component.events` (stream.js).
 // Nothing here builds HTML from strings: text goes in with textContent, nodes with createElement. No network, no eval.
 // This file: mounting, loading a payload, building and drawing the panels (panels.js), and the coordination of the
 // place's store (store.js) with what follows a move: the URL and sessionStorage (urlsync.js), keys (keys.js),
@@ -16,10 +17,11 @@ import * as goto from "./goto.js";
 import { Keys } from "./keys.js";
 import { Layout } from "./layout.js";
 import { readMeta } from "./meta.js";
-import { drawStep, makePanels } from "./panels.js";
+import { drawPending, drawStep, makePanels } from "./panels.js";
 import { Playback } from "./playback.js";
 import { SkipLink } from "./skiplink.js";
 import { PlaceStore, targetChange } from "./store.js";
+import { EventFetcher } from "./stream.js";
 import { Tips } from "./tips.js";
 import { UrlSync } from "./urlsync.js";
 import { Words } from "./words.js";
@@ -41,6 +43,7 @@ export function mountStepper(component) {
     APPS.set(root, app);
   }
   app.publishTo = component.setStateValue;
+  app.channel = component.events ?? null; // a streamed run's way to the kernel (notebook.js), else none
   app.load(component.data);
   return () => app.detach();
 }
@@ -68,6 +71,8 @@ class Stepper {
       () => this.store.list().length - 1,
     );
     this.publishTo = null; // the component's setStateValue (see mountStepper)
+    this.channel = null; // the host's EventChannel (stream.js), for a streamed run
+    this.fetcher = null; // a streamed run's EventFetcher
     this.published = null; // JSON of the place last sent to Python
     this.layout = new Layout(this.app, root.host, (changed) => this.relayout(changed));
     this.tips = new Tips(this.app, () => this.words);
@@ -99,6 +104,7 @@ class Stepper {
 
   // ── data ──
   load(data) {
+    this.url.claimStop(); // each run the stepper is drawn in: its place belongs to the view shown now
     if (data === this.raw || sameBytes(data, this.raw)) {
       // a rerun that sent the same run
       this.attach();
@@ -115,7 +121,9 @@ class Stepper {
     Object.assign(this.meta, readMeta(payload.meta)); // the one object UrlSync and Keys read
     const b = payload.bundle;
     this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale, (...a) => this.emit(...a));
-    const reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: this.meta.conceal });
+    const reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { stream: this.meta.stream });
+    this.fetcher?.close();
+    this.fetcher = reader.stream ? new EventFetcher(reader, this.channel, (k) => this.arrived(reader, k)) : null;
     const rerun = this.store !== null;
     if (rerun)
       this.store.rerun(reader); // a new run: keep the same tensor
@@ -132,8 +140,11 @@ class Stepper {
   // ── moving: every change of the place goes through the store's one `move`; then what it changed is drawn ──
   move(change) {
     const moved = this.store.move(change);
+    const drawn = this.store.reader.ready(this.store.event().i); // else the step shows as pending
     if (moved === "step") this.render();
-    else if (moved === "element") {
+    else if (!drawn) {
+      // the element, head or exploration is drawn when the event arrives
+    } else if (moved === "element") {
       this.panels.element.render();
       if (this.store.event().i === this.store.reader.probsEvent) this.panels.heat.render();
     } else if (moved === "head") this.panels.heat.render();
@@ -208,11 +219,36 @@ class Stepper {
 
   render() {
     const e = this.store.event();
-    const spoken = drawStep(this.panels);
+    const ready = !this.fetcher || this.fetcher.want(e.i);
+    let spoken;
+    if (ready) {
+      spoken = drawStep(this.panels);
+      this.fetcher?.askAhead(e.i);
+    } else {
+      const note = this.pendingNote(e);
+      spoken = `${drawPending(this.panels, note)} ${note}`;
+    }
     this.$("live").textContent = spoken;
     this.url.save();
     this.app.dataset.step = String(this.store.place.pos);
     this.app.dataset.event = String(e.i);
+    if (ready) delete this.app.dataset.pending;
+    else this.app.dataset.pending = this.fetcher.failure(e.i) ? "failed" : "loading";
+  }
+
+  // what a step of a streamed run says while its event is on its way, or why it will not come
+  pendingNote(e) {
+    const n = this.store.place.pos + 1;
+    const failure = this.fetcher.failure(e.i);
+    if (!failure) return this.words.ts("stream.loading", { n });
+    const reason = this.words.has(`stream.${failure}`) ? this.words.ts(`stream.${failure}`) : failure;
+    return this.words.ts("stream.failed", { n, reason });
+  }
+
+  // a chunk of a streamed run arrived (or was refused): the step waiting for it is drawn
+  arrived(reader, k) {
+    if (this.store?.reader !== reader || !this.panels) return; // an earlier run's answer
+    if (reader.chunkOf(this.store.event().i) === k) this.render();
   }
 
   // after a resize (layout.js): what the new sizes need drawn again

@@ -2,9 +2,11 @@
 // a later visit in the same tab finds it again). URL writes are coalesced while a key is held down and written
 // with the unwrapped replaceState (history.js), so the page's history gets no entry per step; every URL the page
 // itself writes for the stepper's page gets the stepper's keys merged back in while this sync is attached.
-// An embedded stepper (a notebook) neither reads nor writes the page's URL.
+// An embedded stepper (a notebook) neither reads nor writes the page's URL. Its place belongs to the guided lesson's
+// stop it was drawn for: a URL that opens another stop (a think-first stop, which asks before its page runs and
+// removes the stepper) gets none of the previous stop's place.
 import { HistoryAdapter } from "./history.js";
-import { mergePlace, restorePlace, savedPlace, sharedLink } from "./place.js";
+import { mergePlace, restorePlace, savedPlace, sharedLink, stopOf } from "./place.js";
 
 const URL_WRITE_MS = 150; // coalesce URL writes while a key is held down
 // One per page (this module is evaluated once per page): the history wrapping, its active owner, and whether a
@@ -28,6 +30,12 @@ export class UrlSync {
     this.timer = null;
     this.path = null;
     this.history = null; // the page's HistoryAdapter, made on first attach (an embedded stepper never wraps)
+    this.stop = null; // the guided lesson's stop the place belongs to (null outside the tour)
+  }
+
+  /** The place belongs to the view the page shows now (each run the stepper is drawn in). */
+  claimStop() {
+    this.stop = stopOf(this.win.location.href);
   }
 
   storeKey() {
@@ -75,6 +83,7 @@ export class UrlSync {
   mergeUrl(url) {
     if (url == null || !this.path || !this.store() || !this.app.isConnected) return url;
     if (new URL(url, this.win.location.href).pathname !== this.path) return url;
+    if (stopOf(url, this.win.location.href) !== this.stop) return url; // another stop of the tour: not our place
     return mergePlace(url, this.win.location.href, this.store().place, Boolean(this.store().reader.probs()));
   }
 
@@ -87,6 +96,7 @@ export class UrlSync {
   /** The page the stepper is on now owns the URL's stepper keys. */
   attach() {
     this.path = this.win.location.pathname;
+    this.claimStop();
     if (this.meta.embedded) return;
     this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
     this.history.claim(this);

@@ -441,15 +441,22 @@ function glEdgePath(a, from, to) {
 function shownElement(el, smp) {
   return el.map((v, k) => Math.max(0, Math.min(smp.shape[k] - 1, v | 0)));
 }
+var KEEP_CHUNKS = 32;
+function thinEvent(e) {
+  return { ...e, out: e.out.map((o) => ({ dtype: o.dtype, shape: o.shape })) };
+}
 var BundleReader = class {
   /**
    * @param {object} b the lesson bundle (bundle.schema.json, Bundle)
    * @param {string[]} paramOrder parameter names (weight, bias) in the order their gradient chips are drawn
+   * @param {{stream?: {events: number, chunk: number} | null}} [options] `stream` (meta.stream): `b` is a streamed
+   *   run's head, its events thin but the first chunk's; `fill` makes a chunk whole when it arrives
    */
-  // conceal: a "think first" tour stop hides its answer (the first inf/NaN and its marks) until it is revealed
-  constructor(b, paramOrder = [], { conceal = false } = {}) {
+  constructor(b, paramOrder = [], { stream = null } = {}) {
     this.b = b;
-    this.firstNonfinite = conceal ? null : b.first_nonfinite;
+    this.stream = stream;
+    this.whole = new Set(stream ? [0] : []);
+    this.firstNonfinite = b.first_nonfinite;
     this.sig = JSON.stringify([b.run.config, b.run.device, b.run.autocast_dtype]);
     this.samples = /* @__PURE__ */ new Map();
     this.specs = /* @__PURE__ */ new Map();
@@ -478,10 +485,48 @@ var BundleReader = class {
     }
     return this.lists.get(k);
   }
-  // the event a place {view, phase, pos} shows
+  // the event a place {view, phase, pos} shows: of a streamed run, thin until its chunk arrives (see `ready`)
   eventAt(place) {
     const l = this.list(place.view, place.phase);
     return this.b.events[l[Math.min(place.pos, l.length - 1)]];
+  }
+  // the chunk of a streamed run that holds event i
+  chunkOf(i) {
+    return Math.floor(i / this.stream.chunk);
+  }
+  // is event i whole (its outputs' statistics and sample here)? Always, unless the run is streamed
+  ready(i) {
+    if (!this.stream) return true;
+    const k = this.chunkOf(i);
+    if (!this.whole.has(k)) return false;
+    this.whole.delete(k);
+    this.whole.add(k);
+    return true;
+  }
+  // chunk k of a streamed run arrived (its events whole, in order): they replace the thin ones; past KEEP_CHUNKS
+  // the least recently used chunk goes back to thin events. False (and nothing changed) for a chunk that does not
+  // fit this run.
+  fill(k, events) {
+    const first = k * this.stream.chunk;
+    const count = Math.min(this.stream.chunk, this.b.events.length - first);
+    if (!Array.isArray(events) || count <= 0 || events.length !== count) return false;
+    if (events.some((e, j) => e?.i !== first + j || !Array.isArray(e.out))) return false;
+    events.forEach((e, j) => this.swap(first + j, e));
+    this.whole.delete(k);
+    this.whole.add(k);
+    while (this.whole.size > KEEP_CHUNKS) {
+      const old = this.whole.values().next().value;
+      this.whole.delete(old);
+      const from = old * this.stream.chunk;
+      const end = Math.min(from + this.stream.chunk, this.b.events.length);
+      for (let i = from; i < end; i++) this.swap(i, thinEvent(this.b.events[i]));
+    }
+    return true;
+  }
+  swap(i, e) {
+    this.b.events[i] = e;
+    this.samples.delete(i);
+    this.castCache.clear();
   }
   // position in the current list of event i: itself, else the story step it is part of (the next one in its phase)
   positionOf(i, view, listPhase) {
@@ -521,6 +566,7 @@ var BundleReader = class {
   // the shown output of event i (see shownOutput), its sample decoded once: {shape [m, r, c], of, values, out}
   sample(i) {
     if (this.samples.has(i)) return this.samples.get(i);
+    if (!this.ready(i)) return null;
     const e = this.b.events[i];
     const shown = e ? this.shownOutput(e) : -1;
     const k = shown >= 0 && e.out[shown].sample ? shown : e ? e.out.findIndex((o) => o.sample) : -1;
@@ -846,9 +892,15 @@ var stepper_meta_schema_default = {
       description: 'presenter mode: the stepper sends its place to Python (state "view") and is laid out for a projector',
       const: 1
     },
-    conceal: {
-      description: "a think-first stop: the run's first inf/NaN stays hidden until it is revealed",
-      const: 1
+    stream: {
+      description: "a notebook's bundle past the caps, streamed (mpviz/event_chunks.py): the bundle is its head, every event thin but the first chunk's; the stepper asks the kernel for the others a chunk at a time",
+      type: "object",
+      properties: {
+        events: { description: "events in all", type: "integer", minimum: 1 },
+        chunk: { description: "events per chunk (chunk k holds events k·chunk … k·chunk + chunk − 1)", type: "integer", minimum: 1 }
+      },
+      required: ["events", "chunk"],
+      additionalProperties: false
     },
     embedded: {
       description: "one output among others on a page the stepper does not own (a notebook): no URL, no skip link, keys only while focus is in it",
@@ -868,9 +920,14 @@ function readMeta(raw) {
     locale: typeof m.locale === "string" && m.locale ? m.locale : "en",
     scale: Number(m.scale) > 0 ? Number(m.scale) : 1,
     publish: Boolean(m.publish),
-    conceal: Boolean(m.conceal),
+    stream: readStream(m.stream),
     embedded: Boolean(m.embedded)
   };
+}
+function readStream(raw) {
+  const events = Number(raw?.events);
+  const chunk = Number(raw?.chunk);
+  return Number.isInteger(events) && events > 0 && Number.isInteger(chunk) && chunk > 0 ? { events, chunk } : null;
 }
 
 // assets/components/stepper/dom.js
@@ -928,6 +985,10 @@ var Panel = class {
   // the event the place shows
   event() {
     return this.ctx.bundle.eventAt(this.ctx.place);
+  }
+  // a step whose event has not arrived yet (a streamed run): `note` (words, or null) instead of the panel's drawing
+  pending(note) {
+    this.el.replaceChildren(...note ? [h("p", { class: "mpv-muted mpv-pending", role: "status" }, note)] : []);
   }
 };
 
@@ -1189,11 +1250,12 @@ var personal_keys_default = ["present", "room", "follow", "handover"];
 
 // mpviz/contracts/stepper_keys.json
 var stepper_keys_default = {
-  description: "The stepper's own URL keys (assets/components/stepper/place.js writes them without a rerun; mpviz/app/url.py keeps them out of what Python owns and mpviz.app.goto moves them). place: the keys a place is written as; legacy_element: the element's old spelling (em, er, ec), read and dropped; views and phases: the values view and phase take.",
+  description: "The stepper's own URL keys (assets/components/stepper/place.js writes them without a rerun; mpviz/app/url.py keeps them out of what Python owns and mpviz.app.goto moves them). place: the keys a place is written as; legacy_element: the element's old spelling (em, er, ec), read and dropped; views and phases: the values view and phase take; stop: the guided lesson's stop (mpviz/app/tour.py), a URL that changes it opens another view, into which the stepper carries no place (urlsync.js).",
   place: ["step", "view", "phase", "head", "el"],
   legacy_element: ["em", "er", "ec"],
   views: ["story", "full"],
-  phases: ["all", "forward", "backward"]
+  phases: ["all", "forward", "backward"],
+  stop: "tour"
 };
 
 // assets/components/stepper/place.js
@@ -1201,6 +1263,14 @@ var VIEWS = stepper_keys_default.views;
 var PHASES = stepper_keys_default.phases;
 var PARAMS = stepper_keys_default.place;
 var LEGACY_EL = stepper_keys_default.legacy_element;
+var STOP = stepper_keys_default.stop;
+function stopOf(url, base) {
+  try {
+    return new URL(url, base).searchParams.get(STOP);
+  } catch {
+    return null;
+  }
+}
 var PERSONAL = personal_keys_default;
 function sharedLink(href, lang) {
   const link = new URL(href);
@@ -2821,6 +2891,7 @@ var ValuesPanel = class extends Panel {
 // assets/components/stepper/panels.js
 var BUILT = ["banners", "controls", "graph", "errors", "heat"];
 var PER_STEP = ["graph", "card", "values", "errors", "heat", "element"];
+var PENDING_STEP = ["graph", "card", "errors", "heat"];
 function makePanels(ctx, $) {
   const panel = (Kind, role) => new Kind(ctx, $(role));
   const panels = {
@@ -2839,6 +2910,13 @@ function makePanels(ctx, $) {
 function drawStep(panels) {
   const spoken = panels.controls.render();
   for (const p of PER_STEP) panels[p].render();
+  return spoken;
+}
+function drawPending(panels, note) {
+  const spoken = panels.controls.render();
+  for (const p of PENDING_STEP) panels[p].render();
+  panels.values.pending(note);
+  panels.element.pending(null);
   return spoken;
 }
 
@@ -3003,6 +3081,78 @@ function targetChange(reader, t) {
   return { ...change, pos: parseInt(t.step, 10) || 0 };
 }
 
+// assets/components/stepper/stream.js
+function bytesOf(buffer) {
+  if (buffer instanceof Uint8Array) return buffer;
+  if (ArrayBuffer.isView(buffer)) return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  if (buffer instanceof ArrayBuffer) return new Uint8Array(buffer);
+  return null;
+}
+function parseChunk(buffer) {
+  const bytes = bytesOf(buffer);
+  if (!bytes) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return null;
+  }
+}
+var EventFetcher = class {
+  /**
+   * @param {import("./bundle.js").BundleReader} reader a streamed run's reader (its `stream` set)
+   * @param {EventChannel | null | undefined} channel null where the host cannot ask (then every fetch fails)
+   * @param {(chunk: number) => void} onArrive a chunk is whole now
+   */
+  constructor(reader, channel2, onArrive) {
+    this.reader = reader;
+    this.channel = channel2 ?? null;
+    this.onArrive = onArrive;
+    this.asked = /* @__PURE__ */ new Set();
+    this.failed = /* @__PURE__ */ new Map();
+    this.unlisten = this.channel ? this.channel.listen((msg, buffers) => this.receive(msg, buffers)) : () => {
+    };
+  }
+  /** Whether event i can be drawn now; if not, its chunk is asked for (once) unless it failed. */
+  want(i) {
+    if (this.reader.ready(i)) return true;
+    this.ask(this.reader.chunkOf(i));
+    return false;
+  }
+  /** Ask ahead for the chunk after event i's, so stepping on finds it whole. */
+  askAhead(i) {
+    const next = this.reader.chunkOf(i) + 1;
+    if (next * this.reader.stream.chunk < this.reader.b.events.length && !this.reader.whole.has(next)) this.ask(next);
+  }
+  ask(k) {
+    if (this.asked.has(k) || this.failed.has(k)) return;
+    if (!this.channel) {
+      this.failed.set(k, "no_channel");
+      return;
+    }
+    this.asked.add(k);
+    this.channel.request(k);
+  }
+  /** The kernel's refusal of event i's chunk, or null. */
+  failure(i) {
+    return this.failed.get(this.reader.chunkOf(i)) ?? null;
+  }
+  /** One message from the kernel: a chunk (its JSON in the first buffer) or a refusal; anything else ignored. */
+  receive(msg, buffers) {
+    if (msg?.type !== "events" || !Number.isInteger(msg.chunk)) return;
+    const k = msg.chunk;
+    this.asked.delete(k);
+    if (typeof msg.error === "string") {
+      this.failed.set(k, msg.error);
+    } else {
+      if (!this.reader.fill(k, parseChunk(buffers?.[0]))) this.failed.set(k, "bad_chunk");
+    }
+    this.onArrive(k);
+  }
+  close() {
+    this.unlisten();
+  }
+};
+
 // assets/components/stepper/tips.js
 var Tips = class {
   /**
@@ -3130,6 +3280,11 @@ var UrlSync = class {
     this.timer = null;
     this.path = null;
     this.history = null;
+    this.stop = null;
+  }
+  /** The place belongs to the view the page shows now (each run the stepper is drawn in). */
+  claimStop() {
+    this.stop = stopOf(this.win.location.href);
   }
   storeKey() {
     return `mpviz.stepper.${this.meta.key}`;
@@ -3171,6 +3326,7 @@ var UrlSync = class {
   mergeUrl(url) {
     if (url == null || !this.path || !this.store() || !this.app.isConnected) return url;
     if (new URL(url, this.win.location.href).pathname !== this.path) return url;
+    if (stopOf(url, this.win.location.href) !== this.stop) return url;
     return mergePlace(url, this.win.location.href, this.store().place, Boolean(this.store().reader.probs()));
   }
   /** The link "Copy link" hands out (the place written first). */
@@ -3181,6 +3337,7 @@ var UrlSync = class {
   /** The page the stepper is on now owns the URL's stepper keys. */
   attach() {
     this.path = this.win.location.pathname;
+    this.claimStop();
     if (this.meta.embedded) return;
     this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
     this.history.claim(this);
@@ -3346,6 +3503,7 @@ function mountStepper(component) {
     APPS.set(root, app);
   }
   app.publishTo = component.setStateValue;
+  app.channel = component.events ?? null;
   app.load(component.data);
   return () => app.detach();
 }
@@ -3372,6 +3530,8 @@ var Stepper = class {
       () => this.store.list().length - 1
     );
     this.publishTo = null;
+    this.channel = null;
+    this.fetcher = null;
     this.published = null;
     this.layout = new Layout(this.app, root.host, (changed) => this.relayout(changed));
     this.tips = new Tips(this.app, () => this.words);
@@ -3400,6 +3560,7 @@ var Stepper = class {
   }
   // ── data ──
   load(data) {
+    this.url.claimStop();
     if (data === this.raw || sameBytes(data, this.raw)) {
       this.attach();
       return this.takePendingGoto();
@@ -3410,7 +3571,9 @@ var Stepper = class {
     Object.assign(this.meta, readMeta(payload.meta));
     const b = payload.bundle;
     this.words = new Words(text, payload.style || {}, b.formats, this.meta.locale, (...a) => this.emit(...a));
-    const reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { conceal: this.meta.conceal });
+    const reader = new BundleReader(b, Object.keys(text.ui.graph?.param_short ?? {}), { stream: this.meta.stream });
+    this.fetcher?.close();
+    this.fetcher = reader.stream ? new EventFetcher(reader, this.channel, (k) => this.arrived(reader, k)) : null;
     const rerun = this.store !== null;
     if (rerun)
       this.store.rerun(reader);
@@ -3426,8 +3589,10 @@ var Stepper = class {
   // ── moving: every change of the place goes through the store's one `move`; then what it changed is drawn ──
   move(change) {
     const moved = this.store.move(change);
+    const drawn = this.store.reader.ready(this.store.event().i);
     if (moved === "step") this.render();
-    else if (moved === "element") {
+    else if (!drawn) {
+    } else if (moved === "element") {
       this.panels.element.render();
       if (this.store.event().i === this.store.reader.probsEvent) this.panels.heat.render();
     } else if (moved === "head") this.panels.heat.render();
@@ -3494,11 +3659,34 @@ var Stepper = class {
   }
   render() {
     const e = this.store.event();
-    const spoken = drawStep(this.panels);
+    const ready = !this.fetcher || this.fetcher.want(e.i);
+    let spoken;
+    if (ready) {
+      spoken = drawStep(this.panels);
+      this.fetcher?.askAhead(e.i);
+    } else {
+      const note = this.pendingNote(e);
+      spoken = `${drawPending(this.panels, note)} ${note}`;
+    }
     this.$("live").textContent = spoken;
     this.url.save();
     this.app.dataset.step = String(this.store.place.pos);
     this.app.dataset.event = String(e.i);
+    if (ready) delete this.app.dataset.pending;
+    else this.app.dataset.pending = this.fetcher.failure(e.i) ? "failed" : "loading";
+  }
+  // what a step of a streamed run says while its event is on its way, or why it will not come
+  pendingNote(e) {
+    const n = this.store.place.pos + 1;
+    const failure = this.fetcher.failure(e.i);
+    if (!failure) return this.words.ts("stream.loading", { n });
+    const reason = this.words.has(`stream.${failure}`) ? this.words.ts(`stream.${failure}`) : failure;
+    return this.words.ts("stream.failed", { n, reason });
+  }
+  // a chunk of a streamed run arrived (or was refused): the step waiting for it is drawn
+  arrived(reader, k) {
+    if (this.store?.reader !== reader || !this.panels) return;
+    if (reader.chunkOf(this.store.event().i) === k) this.render();
   }
   // after a resize (layout.js): what the new sizes need drawn again
   relayout({ graph, sizes }) {

@@ -9,12 +9,12 @@ test("defaults, flags and scale; fields the contract does not declare are never 
     locale: "en",
     scale: 1,
     publish: false,
-    conceal: false,
+    stream: null,
     embedded: false,
   });
   const read = new Set();
   const raw = new Proxy(
-    { key: "k", locale: "zh", scale: 1.25, publish: 1, conceal: 1, embedded: 1, stray: 1 },
+    { key: "k", locale: "zh", scale: 1.25, publish: 1, stream: { events: 600, chunk: 256 }, embedded: 1, stray: 1 },
     { get: (t, p) => (read.add(p), t[p]) },
   );
   assert.deepEqual(readMeta(raw), {
@@ -22,9 +22,11 @@ test("defaults, flags and scale; fields the contract does not declare are never 
     locale: "zh",
     scale: 1.25,
     publish: true,
-    conceal: true,
+    stream: { events: 600, chunk: 256 },
     embedded: true,
   });
   assert.deepEqual([...read].sort(), [...META_FIELDS].sort());
   assert.equal(readMeta({ key: "k", locale: "en", scale: -2 }).scale, 1);
+  assert.equal(readMeta({ stream: { events: 0, chunk: 256 } }).stream, null);
+  assert.equal(readMeta({ stream: { events: "600", chunk: 2.5 } }).stream, null);
 });

@@ -61,6 +61,24 @@ test("a shared link's place is restored; a write merges the place and keeps the 
   assert.equal(new URL(win.location.href).searchParams.get("step"), null); // let go
 });
 
+test("a URL opening another stop of the tour gets none of this stop's place; the same stop's URLs keep it", () => {
+  const { win, sync, store } = synced("http://h/attention?tour=3&dtype=bf16");
+  sync.attach();
+  store().move({ pos: 5 });
+  sync.write();
+  assert.equal(new URL(win.location.href).searchParams.get("step"), "5");
+  win.history.pushState(null, "", "/attention?tour=3&dtype=fp16"); // the sidebar, within the stop
+  assert.equal(new URL(win.location.href).searchParams.get("step"), "5");
+  win.history.pushState(null, "", "/attention?tour=4&dtype=fp16"); // Next: a think-first stop that asks first
+  assert.equal(new URL(win.location.href).searchParams.get("step"), null);
+  sync.write(); // the stepper, still in the page until the run ends, writes nothing into it either
+  assert.equal(new URL(win.location.href).searchParams.get("step"), null);
+  sync.claimStop(); // drawn again for stop 4 (revealed): its place is this stop's now
+  sync.write();
+  assert.equal(new URL(win.location.href).searchParams.get("step"), "5");
+  sync.detach();
+});
+
 test("the saved place comes back in the same tab; Copy link drops this browser's role in a class", () => {
   const first = synced("http://h/attention?present=1");
   first.sync.attach();
