@@ -39,7 +39,9 @@ NUMBER = re.compile(r"(?<![\w.^])\d+(?:[.,]\d+)?(?![\w])")  # a number standing 
 def _goto_targets(at) -> list[dict]:
     """The go-to channel's targets mounted in this run (the stepper's payload is bytes, the channel's JSON)."""
     return [
-        json.loads(e.proto.json)["target"] for e in at.get("bidi_component") if e.proto.WhichOneof("data") == "json"
+        json.loads(e.proto.json)["target"]
+        for e in at.get("bidi_component")
+        if e.proto.component_name.endswith("mpviz_goto")  # not the formats page's bit flipper, say
     ]
 
 
