@@ -20,14 +20,14 @@ import { readMeta } from "./meta.js";
 import { drawPending, drawStep, makePanels } from "./panels.js";
 import { Playback } from "./playback.js";
 import { SkipLink } from "./skiplink.js";
-import { PlaceStore, targetChange } from "./store.js";
-import { EventFetcher } from "./stream.js";
+import { goTo, publish, takePendingGoto } from "./presenting.js";
+import { PlaceStore } from "./store.js";
+import { EventFetcher, pendingNote } from "./stream.js";
 import { Tips } from "./tips.js";
 import { UrlSync } from "./urlsync.js";
 import { Words } from "./words.js";
 
 const APPS = new WeakMap(); // shadow root → its Stepper (kept across Streamlit reruns)
-const STEPPER_TARGET = ["landmark", "key", "step", "nonfinite"]; // a go-to target for the stepper names one
 
 /** Both components' code: the go-to channel's mount, or the stepper's. */
 export default function mount(component) {
@@ -63,7 +63,7 @@ class Stepper {
     this.panels = null;
     this.listening = false;
     this.meta = readMeta(null);
-    this.url = new UrlSync(this.meta, () => this.store, this.app, { onWrite: () => this.publish() });
+    this.url = new UrlSync(this.meta, () => this.store, this.app, { onWrite: () => publish(this) });
     this.keys = new Keys(
       this.app,
       () => this.meta.embedded,
@@ -108,7 +108,7 @@ class Stepper {
     if (data === this.raw || sameBytes(data, this.raw)) {
       // a rerun that sent the same run
       this.attach();
-      return this.takePendingGoto();
+      return takePendingGoto(this);
     }
     this.raw = data;
     const payload =
@@ -133,8 +133,8 @@ class Stepper {
     this.build();
     this.attach();
     if (rerun) this.keys.takeFromSidebar();
-    this.takePendingGoto();
-    this.publish();
+    takePendingGoto(this);
+    publish(this);
   }
 
   // ── moving: every change of the place goes through the store's one `move`; then what it changed is drawn ──
@@ -157,47 +157,6 @@ class Stepper {
   jump(i, prefer, extra = {}) {
     this.move({ ...extra, event: i, prefer });
     this.panels.graph.focusNode(this.store.reader.b.events[i].landmarks?.[0]);
-  }
-
-  // ── the go-to channel and publishing (presenter mode) ──
-  takePendingGoto() {
-    const d = goto.pending();
-    if (d) this.goTo(d);
-  }
-
-  // move to a place named by Python ({id, target}; store.js `targetChange`); each id once, whichever stepper takes it
-  goTo(d) {
-    const t = d?.target;
-    if (!d || !t || goto.consumed(d.id) || !this.store) return;
-    if (!STEPPER_TARGET.some((k) => k in t)) return; // not the stepper's (a heading)
-    const change = targetChange(this.store.reader, t);
-    // A place this run lacks may belong to the run the same Python run is sending: wait for the next bundle, once.
-    if (!change && !d.waited) {
-      d.waited = true;
-      return;
-    }
-    goto.consume(d.id);
-    this.playback.stop();
-    // a target always redraws, so a follower's card is drawn before goto.js scrolls to it
-    if (this.move(change ?? targetChange(this.store.reader, { ...t, step: 0 })) !== "step") this.render();
-  }
-
-  // presenter mode: send this place to Python (one rerun there; its room tells the followers)
-  publish() {
-    if (!this.meta.publish || !this.publishTo || !this.store) return;
-    const p = this.store.place;
-    const place = {
-      step: p.pos,
-      view: p.view,
-      phase: p.phase,
-      head: p.head,
-      el: p.el.join("."),
-      key: this.store.event().key,
-    };
-    const json = JSON.stringify(place);
-    if (json === this.published) return;
-    this.published = json;
-    this.publishTo("view", place);
   }
 
   // ── building (once per bundle) and drawing ──
@@ -225,7 +184,7 @@ class Stepper {
       spoken = drawStep(this.panels);
       this.fetcher?.askAhead(e.i);
     } else {
-      const note = this.pendingNote(e);
+      const note = pendingNote(this.fetcher, this.words, this.store.place.pos + 1, e.i);
       spoken = `${drawPending(this.panels, note)} ${note}`;
     }
     this.$("live").textContent = spoken;
@@ -234,15 +193,6 @@ class Stepper {
     this.app.dataset.event = String(e.i);
     if (ready) delete this.app.dataset.pending;
     else this.app.dataset.pending = this.fetcher.failure(e.i) ? "failed" : "loading";
-  }
-
-  // what a step of a streamed run says while its event is on its way, or why it will not come
-  pendingNote(e) {
-    const n = this.store.place.pos + 1;
-    const failure = this.fetcher.failure(e.i);
-    if (!failure) return this.words.ts("stream.loading", { n });
-    const reason = this.words.has(`stream.${failure}`) ? this.words.ts(`stream.${failure}`) : failure;
-    return this.words.ts("stream.failed", { n, reason });
   }
 
   // a chunk of a streamed run arrived (or was refused): the step waiting for it is drawn
@@ -279,7 +229,7 @@ class Stepper {
     this.url.attach();
     if (!this.meta.embedded) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     this.keys.attach();
-    this.stopListening = goto.listen((d) => this.goTo(d));
+    this.stopListening = goto.listen((d) => goTo(this, d));
     this.layout.observe();
     this.tips.attach();
   }

@@ -89,3 +89,11 @@ export class EventFetcher {
     this.unlisten();
   }
 }
+
+/** What step `n` (event `i`) of a streamed run says while its event is on its way, or why it will not come. */
+export function pendingNote(fetcher, words, n, i) {
+  const failure = fetcher.failure(i);
+  if (!failure) return words.ts("stream.loading", { n });
+  const reason = words.has(`stream.${failure}`) ? words.ts(`stream.${failure}`) : failure;
+  return words.ts("stream.failed", { n, reason });
+}

@@ -804,8 +804,8 @@ var Layout = class {
     this.shifted = new IntersectionObserver(() => this.measureTop(), { threshold: [0, 1] });
   }
   /** Read the sizes again (the texts measured so far are forgotten). */
-  measure(publish) {
-    this.stage = Boolean(publish);
+  measure(publish2) {
+    this.stage = Boolean(publish2);
     const cs = getComputedStyle(this.app);
     const font = parseFloat(cs.fontSize) || 16;
     const stage = this.stage && this.app.clientWidth >= STAGE_MIN_EM * font;
@@ -3081,6 +3081,42 @@ function targetChange(reader, t) {
   return { ...change, pos: parseInt(t.step, 10) || 0 };
 }
 
+// assets/components/stepper/presenting.js
+var STEPPER_TARGET = ["landmark", "key", "step", "nonfinite"];
+function takePendingGoto(stepper) {
+  const d = pending();
+  if (d) goTo(stepper, d);
+}
+function goTo(stepper, d) {
+  const t = d?.target;
+  if (!d || !t || consumed(d.id) || !stepper.store) return;
+  if (!STEPPER_TARGET.some((k) => k in t)) return;
+  const change = targetChange(stepper.store.reader, t);
+  if (!change && !d.waited) {
+    d.waited = true;
+    return;
+  }
+  consume(d.id);
+  stepper.playback.stop();
+  if (stepper.move(change ?? targetChange(stepper.store.reader, { ...t, step: 0 })) !== "step") stepper.render();
+}
+function publish(stepper) {
+  if (!stepper.meta.publish || !stepper.publishTo || !stepper.store) return;
+  const p = stepper.store.place;
+  const place = {
+    step: p.pos,
+    view: p.view,
+    phase: p.phase,
+    head: p.head,
+    el: p.el.join("."),
+    key: stepper.store.event().key
+  };
+  const json = JSON.stringify(place);
+  if (json === stepper.published) return;
+  stepper.published = json;
+  stepper.publishTo("view", place);
+}
+
 // assets/components/stepper/stream.js
 function bytesOf(buffer) {
   if (buffer instanceof Uint8Array) return buffer;
@@ -3152,6 +3188,12 @@ var EventFetcher = class {
     this.unlisten();
   }
 };
+function pendingNote(fetcher, words, n, i) {
+  const failure = fetcher.failure(i);
+  if (!failure) return words.ts("stream.loading", { n });
+  const reason = words.has(`stream.${failure}`) ? words.ts(`stream.${failure}`) : failure;
+  return words.ts("stream.failed", { n, reason });
+}
 
 // assets/components/stepper/tips.js
 var Tips = class {
@@ -3490,7 +3532,6 @@ var Words = class {
 
 // assets/components/stepper/stepper.js
 var APPS = /* @__PURE__ */ new WeakMap();
-var STEPPER_TARGET = ["landmark", "key", "step", "nonfinite"];
 function mount(component) {
   if (String(component.name ?? "").endsWith("mpviz_goto")) return deliver(component);
   return mountStepper(component);
@@ -3522,7 +3563,7 @@ var Stepper = class {
     this.panels = null;
     this.listening = false;
     this.meta = readMeta(null);
-    this.url = new UrlSync(this.meta, () => this.store, this.app, { onWrite: () => this.publish() });
+    this.url = new UrlSync(this.meta, () => this.store, this.app, { onWrite: () => publish(this) });
     this.keys = new Keys(
       this.app,
       () => this.meta.embedded,
@@ -3563,7 +3604,7 @@ var Stepper = class {
     this.url.claimStop();
     if (data === this.raw || sameBytes(data, this.raw)) {
       this.attach();
-      return this.takePendingGoto();
+      return takePendingGoto(this);
     }
     this.raw = data;
     const payload = typeof data === "string" ? JSON.parse(data) : data instanceof Uint8Array || data instanceof ArrayBuffer ? JSON.parse(new TextDecoder().decode(data)) : data;
@@ -3583,8 +3624,8 @@ var Stepper = class {
     this.build();
     this.attach();
     if (rerun) this.keys.takeFromSidebar();
-    this.takePendingGoto();
-    this.publish();
+    takePendingGoto(this);
+    publish(this);
   }
   // ── moving: every change of the place goes through the store's one `move`; then what it changed is drawn ──
   move(change) {
@@ -3604,42 +3645,6 @@ var Stepper = class {
   jump(i, prefer, extra = {}) {
     this.move({ ...extra, event: i, prefer });
     this.panels.graph.focusNode(this.store.reader.b.events[i].landmarks?.[0]);
-  }
-  // ── the go-to channel and publishing (presenter mode) ──
-  takePendingGoto() {
-    const d = pending();
-    if (d) this.goTo(d);
-  }
-  // move to a place named by Python ({id, target}; store.js `targetChange`); each id once, whichever stepper takes it
-  goTo(d) {
-    const t = d?.target;
-    if (!d || !t || consumed(d.id) || !this.store) return;
-    if (!STEPPER_TARGET.some((k) => k in t)) return;
-    const change = targetChange(this.store.reader, t);
-    if (!change && !d.waited) {
-      d.waited = true;
-      return;
-    }
-    consume(d.id);
-    this.playback.stop();
-    if (this.move(change ?? targetChange(this.store.reader, { ...t, step: 0 })) !== "step") this.render();
-  }
-  // presenter mode: send this place to Python (one rerun there; its room tells the followers)
-  publish() {
-    if (!this.meta.publish || !this.publishTo || !this.store) return;
-    const p = this.store.place;
-    const place = {
-      step: p.pos,
-      view: p.view,
-      phase: p.phase,
-      head: p.head,
-      el: p.el.join("."),
-      key: this.store.event().key
-    };
-    const json = JSON.stringify(place);
-    if (json === this.published) return;
-    this.published = json;
-    this.publishTo("view", place);
   }
   // ── building (once per bundle) and drawing ──
   build() {
@@ -3665,7 +3670,7 @@ var Stepper = class {
       spoken = drawStep(this.panels);
       this.fetcher?.askAhead(e.i);
     } else {
-      const note = this.pendingNote(e);
+      const note = pendingNote(this.fetcher, this.words, this.store.place.pos + 1, e.i);
       spoken = `${drawPending(this.panels, note)} ${note}`;
     }
     this.$("live").textContent = spoken;
@@ -3674,14 +3679,6 @@ var Stepper = class {
     this.app.dataset.event = String(e.i);
     if (ready) delete this.app.dataset.pending;
     else this.app.dataset.pending = this.fetcher.failure(e.i) ? "failed" : "loading";
-  }
-  // what a step of a streamed run says while its event is on its way, or why it will not come
-  pendingNote(e) {
-    const n = this.store.place.pos + 1;
-    const failure = this.fetcher.failure(e.i);
-    if (!failure) return this.words.ts("stream.loading", { n });
-    const reason = this.words.has(`stream.${failure}`) ? this.words.ts(`stream.${failure}`) : failure;
-    return this.words.ts("stream.failed", { n, reason });
   }
   // a chunk of a streamed run arrived (or was refused): the step waiting for it is drawn
   arrived(reader, k) {
@@ -3714,7 +3711,7 @@ var Stepper = class {
     this.url.attach();
     if (!this.meta.embedded) this.skip.attach(this.words.ts("controls.skip_link"), this.root.host, this.onSkip);
     this.keys.attach();
-    this.stopListening = listen((d) => this.goTo(d));
+    this.stopListening = listen((d) => goTo(this, d));
     this.layout.observe();
     this.tips.attach();
   }
