@@ -73,10 +73,8 @@ def test_a_table_is_one_arrow_table_shared():
 @pytest.fixture
 def in_process():
     """A host of this process's own (memo.InProcess), put back as it was afterwards."""
-    host = memo.InProcess()
-    previous = memo.use(host)
-    yield host
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as host:
+        yield host
 
 
 wordless_calls: list[int] = []
@@ -129,14 +127,10 @@ class _Recording(memo.InProcess):
 
 
 def test_an_engine_run_is_handed_over_picklable_for_a_worker_with_its_lane():
-    host = _Recording()
-    previous = memo.use(host)
-    try:
+    with memo.hosted(_Recording()) as host:
         cfg = RunConfig(AttentionConfig(seq_len=4, d_model=8, n_heads=2), "cpu", "off")
         assert runs.attention_trace(cfg).trace.story()  # by name: the worker calls the undecorated function
         assert host.handed == [(runs.heavy_trace(cfg), True)]
-    finally:
-        memo.use(previous)
 
 
 def test_the_tour_and_the_claims_page_share_one_check_per_claim(in_process, monkeypatch):

@@ -23,10 +23,8 @@ from mpviz.presentation.view_models import claims as lesson
 @pytest.fixture(autouse=True, scope="module")
 def host():
     """Results shared in this process, as the app shares them for a class (mpviz.presentation.memo.InProcess)."""
-    shared = memo.InProcess()
-    previous = memo.use(shared)
-    yield shared
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as shared:
+        yield shared
 
 
 @pytest.fixture

@@ -14,10 +14,8 @@ from mpviz.presentation.view_models import formats as vm
 def host():
     """Results shared in this process, for an English viewer, as the app shares them for a class
     (mpviz.presentation.memo.InProcess: tables stay rows)."""
-    shared = memo.InProcess()
-    previous = memo.use(shared)
-    yield shared
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as shared:
+        yield shared
 
 
 def test_a_value_reads_as_text_and_a_bare_pattern_belongs_to_the_first_format():

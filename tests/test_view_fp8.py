@@ -10,10 +10,8 @@ from mpviz.presentation.view_models import fp8 as vm
 @pytest.fixture(autouse=True, scope="module")
 def host():
     """Results shared in this process, for an English viewer (mpviz.presentation.memo.InProcess: tables stay rows)."""
-    shared = memo.InProcess()
-    previous = memo.use(shared)
-    yield shared
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as shared:
+        yield shared
 
 
 def test_the_run_is_the_engines_and_is_made_once():

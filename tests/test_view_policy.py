@@ -11,10 +11,8 @@ from mpviz.presentation.view_models import policy as vm
 def host():
     """Results shared in this process, for an English viewer, as the app shares them for a class
     (mpviz.presentation.memo.InProcess: tables stay rows)."""
-    shared = memo.InProcess()
-    previous = memo.use(shared)
-    yield shared
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")

@@ -30,10 +30,8 @@ KNOBS = lesson.Knobs(
 @pytest.fixture(autouse=True)
 def host():
     """A fresh store shared in this process, as the app shares its results for a class (memo.InProcess)."""
-    shared = memo.InProcess()
-    previous = memo.use(shared)
-    yield shared
-    memo.use(previous)
+    with memo.hosted(memo.InProcess()) as shared:
+        yield shared
 
 
 def test_knobs_settle_into_the_run_the_engine_accepts_and_say_what_changed():

@@ -29,17 +29,14 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 from streamlit import config, runtime
 from streamlit.logger import get_logger
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
-from websockets.typing import Subprotocol
+
+from mpviz.app.websocket_session import open_page
 
 __all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "start_in_server", "visits"]
 
 _log = get_logger(__name__)  # Streamlit's handler: lines in the server's log beside its own
 HEALTH_LIMIT_S = 120.0  # the server answers health within this, or there is nothing to warm
 VISIT_LIMIT_S = 600.0  # one view's first run (a top-size tour stop on a busy machine) ends within this
-MAX_MESSAGE_BYTES = 64 * 2**20
 LOCALES = ("en-US", "zh-CN")  # a visitor's browser language picks the words (en, zh): both are warmed
 
 
@@ -134,36 +131,13 @@ def _host_header() -> str | None:
 
 async def open_view(base_url: str, visit: Visit) -> bool:
     """One session: ask for the view, read until its run has finished for good; True if it finished well."""
-    parts = urlsplit(base_url)
-    options: dict = {}
+    address = None
     if (host := _host_header()) is not None:  # connect to our address, name an allowed host
-        options = {"host": parts.hostname, "port": parts.port}
+        parts = urlsplit(base_url)
+        address = (parts.hostname, parts.port)
         base_url = f"{parts.scheme}://{host}:{parts.port}{parts.path}"
-    ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
-    msg = BackMsg()
-    state = msg.rerun_script
-    state.query_string, state.page_name = visit.query, visit.path
-    state.context_info.url = f"{base_url}/{visit.path}" + (f"?{visit.query}" if visit.query else "")
-    state.context_info.locale, state.context_info.timezone = visit.locale, "UTC"
-    async with connect(
-        ws_url,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=MAX_MESSAGE_BYTES,
-        compression=None,
-        ping_interval=None,
-        open_timeout=60,
-        **options,
-    ) as ws:
-        await ws.send(msg.SerializeToString())
-        ok = True
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv(decode=False))
-            kind = fwd.WhichOneof("type")
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                ok = ok and fwd.delta.new_element.WhichOneof("type") != "exception"
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                return ok and fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+    run = await open_page(base_url, visit.query, path=visit.path, locale=visit.locale, address=address)
+    return run.ok
 
 
 def _answering(base_url: str) -> bool:

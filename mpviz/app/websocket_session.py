@@ -1,4 +1,5 @@
-"""A browser's Streamlit session without the browser, for load tests and the bench: one websocket per session.
+"""A browser's Streamlit session without the browser, for the warm-up, load tests and the bench: one websocket per
+session.
 
 A session connects to `/_stcore/stream` (subprotocol "streamlit"), sends one binary
 `BackMsg(rerun_script=ClientState(query_string=...))` and reads binary `ForwardMsg`s until the script run has
@@ -39,15 +40,17 @@ class SessionRun:
     components: list[bytes] = field(default_factory=list)  # bytes payloads of st.components.v2 mounts, last run
     exceptions: list[str] = field(default_factory=list)  # exception elements of any run
     alerts: list[str] = field(default_factory=list)  # bodies of st.error/warning/info/success, last run
+    received_bytes: int = 0  # every ForwardMsg of the page load, as sent
+    deltas: int = 0  # of them, the deltas (elements and blocks)
 
     @property
     def ok(self) -> bool:
         return bool(self.statuses) and self.statuses[-1] == SUCCESS and not self.exceptions
 
 
-def rerun_request(base_url: str, query: str, path: str = "") -> bytes:
-    """The BackMsg a browser sends right after connecting to `base_url/path?query` (path "" = the navigation's
-    default page, URL "/")."""
+def rerun_request(base_url: str, query: str, path: str = "", locale: str = "en-US") -> bytes:
+    """The BackMsg a browser in `locale` sends right after connecting to `base_url/path?query` (path "" = the
+    navigation's default page, URL "/")."""
     msg = BackMsg()
     state = msg.rerun_script
     state.query_string = query  # without the "?"
@@ -55,7 +58,7 @@ def rerun_request(base_url: str, query: str, path: str = "") -> bytes:
     state.page_name = path
     state.context_info.url = f"{base_url}/{path}?{query}"
     state.context_info.timezone = "UTC"
-    state.context_info.locale = "en-US"
+    state.context_info.locale = locale
     return msg.SerializeToString()
 
 
@@ -64,16 +67,20 @@ async def open_page(
     query: str,
     *,
     path: str = "",
+    locale: str = "en-US",
     headers: dict[str, str] | None = None,
+    address: tuple[str, int] | None = None,
     hold: asyncio.Event | None = None,
     finished: Callable[[SessionRun], object] | None = None,
 ) -> SessionRun:
-    """Connect one session to `base_url/path?query` (sending `headers` with the websocket's upgrade request, as a
-    browser sends its cookies or a proxy its X-Forwarded-For), request the page and read ForwardMsgs until its run
-    has finished for good. With `hold`, the session then calls `finished(run)` and stays connected until `hold` is
-    set, as an open tab does (a flood of connected sessions)."""
+    """Connect one session to `base_url/path?query` as a browser in `locale` (sending `headers` with the websocket's
+    upgrade request, as a browser sends its cookies or a proxy its X-Forwarded-For; dialling `address` instead of
+    `base_url`'s host where that names a Host the server allows but does not resolve), request the page and read
+    ForwardMsgs until its run has finished for good. With `hold`, the session then calls `finished(run)` and stays
+    connected until `hold` is set, as an open tab does (a flood of connected sessions)."""
     run = SessionRun(query)
     ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
+    dial = {"host": address[0], "port": address[1]} if address is not None else {}
     async with connect(
         ws_url,
         subprotocols=[Subprotocol("streamlit")],
@@ -82,9 +89,10 @@ async def open_page(
         open_timeout=OPEN_TIMEOUT_S,
         ping_interval=None,
         additional_headers=headers,
+        **dial,
     ) as ws:
         started = time.perf_counter()
-        await ws.send(rerun_request(base_url, query, path))
+        await ws.send(rerun_request(base_url, query, path, locale))
         await _read_run(ws, run, started)
         if hold is not None:
             if finished is not None:
@@ -95,9 +103,12 @@ async def open_page(
 
 async def _read_run(ws, run: SessionRun, started: float) -> None:
     for _ in range(MAX_MESSAGES_PER_RUN):
+        raw = await ws.recv(decode=False)
+        run.received_bytes += len(raw)
         msg = ForwardMsg()
-        msg.ParseFromString(await ws.recv(decode=False))
+        msg.ParseFromString(raw)
         kind = msg.WhichOneof("type")
+        run.deltas += kind == "delta"
         if kind == "new_session":  # a (re)started run, maybe of another page (a room's): the browser would replace it
             run.headings.clear()
             run.components.clear()

@@ -33,10 +33,11 @@ import enum
 import functools
 import importlib
 from array import array
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal, Protocol, TypeVar
 
-__all__ = ["InProcess", "Returns", "SharedResults", "freeze", "language", "memoised", "use"]
+__all__ = ["InProcess", "Returns", "SharedResults", "freeze", "hosted", "language", "memoised", "use"]
 
 T = TypeVar("T")
 Returns = Literal["value", "figure", "table"]
@@ -97,6 +98,16 @@ def use(host: SharedResults | None) -> SharedResults:
     global _host
     previous, _host = _host, host if host is not None else _NoHost()
     return previous
+
+
+@contextmanager
+def hosted(host: SharedResults) -> Iterator[SharedResults]:
+    """Keep memoised results in `host` for the block, then put back the host it replaced (a test's own store)."""
+    previous = use(host)
+    try:
+        yield host
+    finally:
+        use(previous)
 
 
 def language() -> str:

@@ -26,39 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from websockets.asyncio.client import connect  # noqa: E402
-from websockets.typing import Subprotocol  # noqa: E402
-
 from mpviz.app import lessons  # noqa: E402
 from mpviz.app.page_timing import _cpu_seconds, _free_port  # noqa: E402
-from mpviz.app.websocket_session import MAX_MESSAGE_BYTES, percentile  # noqa: E402
+from mpviz.app.websocket_session import open_page, percentile  # noqa: E402
 
 
 async def _open(base: str, path: str) -> tuple[float, int, int, bool]:
     """One fresh session on /path: (seconds until its run finished, bytes received, deltas, no exception)."""
-    msg = BackMsg()
-    run = msg.rerun_script
-    run.query_string, run.page_name = "", path
-    run.context_info.url, run.context_info.locale, run.context_info.timezone = f"{base}/{path}", "en-US", "UTC"
-    ws_url = base.replace("http://", "ws://") + "/_stcore/stream"
-    options = dict(max_size=MAX_MESSAGE_BYTES, compression=None, open_timeout=120, ping_interval=None)
-    async with connect(ws_url, subprotocols=[Subprotocol("streamlit")], **options) as ws:
-        started, size, deltas, ok = time.perf_counter(), 0, 0, True
-        await ws.send(msg.SerializeToString())
-        while True:
-            raw = await ws.recv(decode=False)
-            size += len(raw)
-            fwd = ForwardMsg()
-            fwd.ParseFromString(raw)
-            kind = fwd.WhichOneof("type")
-            if kind == "delta":
-                deltas += 1
-                element = fwd.delta.new_element if fwd.delta.WhichOneof("type") == "new_element" else None
-                ok = ok and (element is None or element.WhichOneof("type") != "exception")
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                return time.perf_counter() - started, size, deltas, ok
+    run = await open_page(base, "", path=path)
+    return run.latency_s, run.received_bytes, run.deltas, not run.exceptions
 
 
 async def _class(base: str, path: str, n: int) -> list[tuple[float, int, int, bool]]:

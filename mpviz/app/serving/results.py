@@ -17,7 +17,7 @@ Results are shared: never mutate them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from typing import TypeVar
 
 import pandas as pd
@@ -36,7 +36,7 @@ from mpviz.app.serving.admission import AdmissionGate, default_cache, default_ga
 from mpviz.app.serving.workers import WorkerCrashed, default_pool, run_isolated
 from mpviz.formats import encode
 from mpviz.kernel_probe import ensure_safe_kernels
-from mpviz.model import AttentionConfig, ConfigError
+from mpviz.model import ConfigError
 from mpviz.policy import ChildProbeError
 from mpviz.presentation import memo, runs
 from mpviz.presentation.figures.formats import bit_layout_figure
@@ -45,11 +45,6 @@ from mpviz.presentation.figures.shared import SharedFigure
 T = TypeVar("T")
 ensure_safe_kernels()  # before the workers start: they inherit its cap, if this machine needs one
 default_pool()  # start the workers with the server's first page run: they import torch while it renders
-
-
-def config_key(cfg: AttentionConfig) -> tuple:
-    """A small hashable cache key for a config."""
-    return tuple(sorted(cfg.to_dict().items()))
 
 
 def _through(gate: AdmissionGate, queued: str, fn: Callable[[], T], client: str | None = None) -> T:
@@ -74,12 +69,6 @@ def admitted(fn: Callable[[], T], heavy: bool = True) -> T:
     if not heavy:
         return fn()
     return _through(default_gate(), text.section("common")["queued"], fn, client=client_id())
-
-
-def spinner(key: tuple, words: str) -> AbstractContextManager:
-    """st.spinner(words) while `key`'s result is computed; nothing when it is already shared. A spinner starts a
-    timer thread and sends a message to clear itself: on a cached run, for every session, that is all it does."""
-    return nullcontext() if key in default_cache() else st.spinner(words)
 
 
 def computed(words: str, fn: Callable[..., T], /, *args: object, **kwargs: object) -> T:
