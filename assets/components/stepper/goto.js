@@ -10,7 +10,7 @@
 // No network, no HTML from strings.
 
 const channel = { last: null, pending: null, consumed: null, listeners: new Set() };
-const TRIES = 20; // the page may still be drawing: look again every 100 ms, 2 s at most
+const TRIES = 100; // the page may still be drawing (slowly on a busy server): look again every 100 ms, 10 s at most
 const STEPPER_CARD = ".st-key-stepper [data-testid=stBidiComponentIsolated]";
 
 /** @typedef {{id: string, target: object, waited?: boolean}} Goto */
@@ -68,10 +68,11 @@ function scrollToHeading(text, tries) {
 
 // Charts and tables above the heading may still be drawing when it is found: as they grow, the heading slides down
 // and out of view (seen on the softmax lesson, whose charts drew after the scroll). So it is scrolled to again each
-// time it has moved, until it has stayed put for SETTLE_MS, for HOLD_MS at most, or until the reader scrolls.
+// time it has moved, until it has stayed put for SETTLE_MS, for HOLD_MS at most, or until the reader scrolls (a
+// busy server draws the charts above it seconds apart, so both are generous: the reader's first move ends it).
 const TICK_MS = 100;
-const SETTLE_MS = 600;
-const HOLD_MS = 5000;
+const SETTLE_MS = 1500;
+const HOLD_MS = 15000;
 const READER = ["wheel", "touchmove", "keydown", "mousedown"];
 
 function holdInView(heading) {

@@ -45,6 +45,11 @@ export function parseEl(src) {
   return [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
 }
 
+/** Whether a query names a place (any of the stepper's keys). */
+export function hasPlace(q) {
+  return PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
+}
+
 /**
  * The place to start from: the URL's keys when it has any (a shared link), else the saved place.
  * A later stepper in the same page load (a remount, or coming back to this page) may see a URL written for another
@@ -55,7 +60,7 @@ export function parseEl(src) {
  * @param {boolean} later whether a stepper already loaded in this page
  */
 export function restorePlace(q, saved, reader, later) {
-  const fromUrl = PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
+  const fromUrl = hasPlace(q);
   const place = freshPlace();
   const src = fromUrl ? Object.fromEntries(q) : saved || {};
   if (VIEWS.includes(src.view)) place.view = src.view;

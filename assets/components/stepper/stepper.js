@@ -132,6 +132,7 @@ class Stepper {
     this.app.classList.toggle("mpv-embedded", this.meta.embedded);
     this.build();
     this.attach();
+    if (!rerun) this.url.showRestored();
     if (rerun) this.keys.takeFromSidebar();
     takePendingGoto(this);
     publish(this);

@@ -6,7 +6,7 @@
 // stop it was drawn for: a URL that opens another stop (a think-first stop, which asks before its page runs and
 // removes the stepper) gets none of the previous stop's place.
 import { HistoryAdapter } from "./history.js";
-import { mergePlace, restorePlace, savedPlace, sharedLink, stopOf } from "./place.js";
+import { hasPlace, mergePlace, restorePlace, savedPlace, sharedLink, stopOf } from "./place.js";
 
 const URL_WRITE_MS = 150; // coalesce URL writes while a key is held down
 // One per page (this module is evaluated once per page): the history wrapping, its active owner, and whether a
@@ -31,6 +31,7 @@ export class UrlSync {
     this.path = null;
     this.history = null; // the page's HistoryAdapter, made on first attach (an embedded stepper never wraps)
     this.stop = null; // the guided lesson's stop the place belongs to (null outside the tour)
+    this.fromSaved = false; // the place came back from this tab's storage, not from the URL
   }
 
   /** The place belongs to the view the page shows now (each run the stepper is drawn in). */
@@ -53,7 +54,15 @@ export class UrlSync {
     const later = this.page.loaded;
     this.page.loaded = true;
     const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(this.win.location.search);
+    this.fromSaved = Boolean(saved) && !hasPlace(query);
     return restorePlace(query, saved, reader, later);
+  }
+
+  /** A place read back from this tab is written into the URL again: coming Back to the lesson, the page may have
+   * rewritten its URL without the stepper's keys before this stepper was drawn. */
+  showRestored() {
+    if (this.fromSaved) this.write();
+    this.fromSaved = false;
   }
 
   /** Keep the place in sessionStorage now, in the URL shortly. */
@@ -93,13 +102,15 @@ export class UrlSync {
     return sharedLink(this.win.location.href, this.meta.locale);
   }
 
-  /** The page the stepper is on now owns the URL's stepper keys. */
+  /** The page the stepper is on now owns the URL's stepper keys (back on it after a detach: they are written). */
   attach() {
     this.path = this.win.location.pathname;
     this.claimStop();
     if (this.meta.embedded) return;
+    const back = this.history !== null;
     this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
     this.history.claim(this);
+    if (back) this.write();
   }
 
   /** Write what is pending and let go of the page's URLs. */

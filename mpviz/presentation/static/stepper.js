@@ -629,7 +629,7 @@ var BundleReader = class {
 
 // assets/components/stepper/goto.js
 var channel = { last: null, pending: null, consumed: null, listeners: /* @__PURE__ */ new Set() };
-var TRIES = 20;
+var TRIES = 100;
 var STEPPER_CARD = ".st-key-stepper [data-testid=stBidiComponentIsolated]";
 function deliver(component) {
   const d = component.data;
@@ -670,8 +670,8 @@ function scrollToHeading(text, tries) {
   } else if (tries > 0) setTimeout(() => scrollToHeading(text, tries - 1), 100);
 }
 var TICK_MS = 100;
-var SETTLE_MS = 600;
-var HOLD_MS = 5e3;
+var SETTLE_MS = 1500;
+var HOLD_MS = 15e3;
 var READER = ["wheel", "touchmove", "keydown", "mousedown"];
 function holdInView(heading) {
   let reader = false;
@@ -1285,8 +1285,11 @@ function parseEl(src) {
   const el = typeof src.el === "string" ? src.el.split(".") : LEGACY_EL.map((k) => src[k]);
   return [0, 1, 2].map((k) => Math.max(0, parseInt(el[k], 10) || 0));
 }
+function hasPlace(q) {
+  return PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
+}
 function restorePlace(q, saved, reader, later) {
-  const fromUrl = PARAMS.some((k) => q.has(k)) || LEGACY_EL.some((k) => q.has(k));
+  const fromUrl = hasPlace(q);
   const place = freshPlace();
   const src = fromUrl ? Object.fromEntries(q) : saved || {};
   if (VIEWS.includes(src.view)) place.view = src.view;
@@ -3323,6 +3326,7 @@ var UrlSync = class {
     this.path = null;
     this.history = null;
     this.stop = null;
+    this.fromSaved = false;
   }
   /** The place belongs to the view the page shows now (each run the stepper is drawn in). */
   claimStop() {
@@ -3342,7 +3346,14 @@ var UrlSync = class {
     const later = this.page.loaded;
     this.page.loaded = true;
     const query = this.meta.embedded ? new URLSearchParams() : new URLSearchParams(this.win.location.search);
+    this.fromSaved = Boolean(saved) && !hasPlace(query);
     return restorePlace(query, saved, reader, later);
+  }
+  /** A place read back from this tab is written into the URL again: coming Back to the lesson, the page may have
+   * rewritten its URL without the stepper's keys before this stepper was drawn. */
+  showRestored() {
+    if (this.fromSaved) this.write();
+    this.fromSaved = false;
   }
   /** Keep the place in sessionStorage now, in the URL shortly. */
   save() {
@@ -3376,13 +3387,15 @@ var UrlSync = class {
     this.write();
     return sharedLink(this.win.location.href, this.meta.locale);
   }
-  /** The page the stepper is on now owns the URL's stepper keys. */
+  /** The page the stepper is on now owns the URL's stepper keys (back on it after a detach: they are written). */
   attach() {
     this.path = this.win.location.pathname;
     this.claimStop();
     if (this.meta.embedded) return;
+    const back = this.history !== null;
     this.history ??= new HistoryAdapter(this.page, this.win.history, this.win.location);
     this.history.claim(this);
+    if (back) this.write();
   }
   /** Write what is pending and let go of the page's URLs. */
   detach() {
@@ -3623,6 +3636,7 @@ var Stepper = class {
     this.app.classList.toggle("mpv-embedded", this.meta.embedded);
     this.build();
     this.attach();
+    if (!rerun) this.url.showRestored();
     if (rerun) this.keys.takeFromSidebar();
     takePendingGoto(this);
     publish(this);

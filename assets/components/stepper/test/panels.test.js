@@ -93,6 +93,9 @@ test("a heatmap cell picks that element of the probabilities", () => {
 });
 
 test("the place goes into the URL, and stays there when the page rewrites its query", async () => {
+  await new Promise((r) => setTimeout(r, 200)); // the earlier tests' steppers have written their places
+  window.history.replaceState(null, "", "/attention");
+  window.sessionStorage.clear(); // a tab new to the lesson
   const { app } = mount();
   press("ArrowRight");
   await new Promise((r) => setTimeout(r, 200)); // URL writes are coalesced

@@ -99,3 +99,28 @@ test("embedded: the URL is neither read nor written", () => {
   sync.detach();
   assert.deepEqual(win.written, []);
 });
+
+test("coming Back to the lesson after the page dropped the stepper's keys, the saved place is in the URL again", () => {
+  const shared = { history: null, active: null, loaded: false };
+  const win = fakeWindow("http://h/?dtype=fp16");
+  const app = window.document.createElement("div");
+  window.document.body.append(app);
+  const reader = new BundleReader(BUNDLE);
+  const open = () => {
+    let store = null;
+    const sync = new UrlSync(readMeta({ key: "k", locale: "en" }), () => store, app, { page: shared, win });
+    store = new PlaceStore(reader, sync.restore(reader));
+    sync.attach();
+    sync.showRestored();
+    return { sync, store: () => store };
+  };
+  const first = open();
+  first.store().move({ pos: 1 });
+  first.sync.save();
+  first.sync.detach(); // another page
+  win.history.replaceState(null, "", "/?dtype=fp16"); // Back: Streamlit writes the lesson's URL before it is drawn
+  const again = open();
+  assert.equal(again.store().place.pos, 1);
+  assert.equal(new URL(win.location.href).searchParams.get("step"), "1");
+  again.sync.detach();
+});
