@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
+from mpviz import claims
 from mpviz.app import glossary, lessons, text, tour
 from mpviz.app.follow import ENDED, PRESENTER_KEY_STATE
 from mpviz.app.page import PERSONAL_KEYS
@@ -202,6 +203,7 @@ def _axis_tick_sizes(at) -> list[int]:
     return sizes
 
 
+CLAIMS_OPEN = {f"cards_{t}": "1" for t in claims.TOPICS}
 EXPERT = {  # page → the expert sections presenter mode folds into expanders (their words)
     "policy": ("table", "how_probed"),
     "formats": ("libraries", "finfo", "properties"),
@@ -211,8 +213,9 @@ EXPERT = {  # page → the expert sections presenter mode folds into expanders (
 @pytest.mark.parametrize("slug", ["policy", "formats", "claims"])
 def test_presenter_mode_enlarges_every_chart_and_folds_expert_tables(slug):
     page = lessons.lesson(slug).page
-    normal = page_app(page).run()
-    presenter = page_app(page, present="1").run()  # the same process: nothing leaks between sessions
+    opened = CLAIMS_OPEN if slug == "claims" else {}  # the cards, where the charts are, opened
+    normal = page_app(page, **opened).run()
+    presenter = page_app(page, present="1", **opened).run()  # the same process: nothing leaks between sessions
     assert not failures(normal) and not failures(presenter)
     big, small = _axis_tick_sizes(presenter), _axis_tick_sizes(normal)
     assert big and len(big) == len(small)

@@ -20,6 +20,7 @@ from tests.test_view_claims import toy_claim  # noqa: F401  a new claim's four f
 VERDICT_WORDS = "|".join(text.load("en", "claims")["verdicts"].values())
 BADGE = re.compile(rf"^:(green|orange|blue|red|gray)-badge\[({VERDICT_WORDS})\]$", re.MULTILINE)
 TOPIC_ORDER = [c.id for c in sorted(claims.CLAIMS, key=lambda c: (claims.TOPICS.index(c.topic), c.id))]
+OPEN = {f"cards_{t}": "1" for t in claims.TOPICS}  # every topic's cards opened
 
 
 def page(**params: str) -> AppTest:
@@ -46,7 +47,7 @@ def words(at: AppTest) -> str:
 
 
 def test_every_claim_gets_a_card_grouped_by_topic_with_sources_parts_and_measured_words():
-    at = page().run()
+    at = page(**OPEN).run()
     assert not failures(at), failures(at)
     assert not at.warning
     assert card_ids(at) == TOPIC_ORDER
@@ -89,7 +90,7 @@ def test_the_cards_added_since_issue_17_render_with_a_verdict_in_english_and_chi
     new = [c for c in claims.CLAIMS if c.id >= 23]
     assert len(new) == 31
     for lang in ("en", "zh"):
-        at = page(lang=lang) if lang == "zh" else page()
+        at = page(lang=lang, **OPEN) if lang == "zh" else page(**OPEN)
         at.run()
         assert not failures(at), (lang, failures(at))
         t = text.load(lang, "claims")
@@ -105,7 +106,7 @@ def test_the_cards_added_since_issue_17_render_with_a_verdict_in_english_and_chi
 
 
 def test_verdict_and_topic_filters_from_the_url_and_from_the_widgets():
-    at = page(verdict="depends_on_device").run()
+    at = page(verdict="depends_on_device", **OPEN).run()
     assert not failures(at)
     assert card_ids(at) == []  # every device-specific claim is judged on the device its seed speaks of
     assert "2 slow claim(s) are not measured yet" in words(at)
@@ -169,7 +170,26 @@ def test_bad_url_params_warn_and_fall_back_to_defaults():
     assert not any(unsafe_markup(w.value) for w in at.warning)
     assert at.session_state["verdict"] == "all" and at.session_state["topic"] == "all"
     assert at.session_state["slow"] is False
-    assert card_ids(at) == TOPIC_ORDER
+    assert card_ids(at) == [] and len(at.main.toggle) == 1 + len(claims.TOPICS)  # the overview; every topic folded
+
+
+def test_a_class_opening_the_page_gets_the_overview_and_opens_a_topics_cards_itself():
+    """By default every topic's cards are folded (a class of 30 loads the overview and four headings, not fifty
+    cards): each number links to its topic's heading, where a toggle opens the cards; the URL keeps it."""
+    at = page().run()
+    assert not failures(at), failures(at)
+    assert card_ids(at) == [] and [h.value for h in at.main.header] == [
+        text.load("en", "claims")["topics"][t] for t in claims.TOPICS
+    ]
+    said = words(at)
+    assert "[21](#topic-formats)" in said and "[1](#topic-autocast)" in said and "#claim-" not in said
+    formats = [c.id for c in claims.CLAIMS if c.topic == "formats"]
+    at.toggle(key="cards_formats").set_value(True).run()
+    assert not failures(at), failures(at)
+    assert card_ids(at) == sorted(formats) and at.query_params["cards_formats"] == "1"
+    said = words(at)
+    assert "[21](#claim-21)" in said and "[1](#topic-autocast)" in said
+    assert f"Show its {len(formats)} card(s)" in " ".join(t.label for t in at.toggle)
 
 
 @pytest.mark.browser

@@ -58,11 +58,18 @@ class Card:
 
 @dataclass(frozen=True)
 class Section:
-    """One topic's heading and cards."""
+    """One topic's heading and cards; a folded section (the reader has not opened it) holds no cards, only how
+    many it would show: a class opening the page draws the overview and four headings, not fifty cards."""
 
     topic: str
     heading: str
     cards: tuple[Card, ...]
+    count: int
+    foldable: bool  # all topics are shown: the reader opens each one's cards (one topic picked: shown, not foldable)
+
+    @property
+    def folded(self) -> bool:
+        return self.count > 0 and not self.cards
 
 
 @dataclass(frozen=True)
@@ -144,8 +151,11 @@ def card(claim: claims.Claim, checked: claims.Checked | None) -> Card:
     return Card(claim.id, anchor(claim), title, merged(blocks))
 
 
-def _overview(shown: tuple[claims.Claim, ...], results_by_id: Mapping[int, claims.Checked]) -> tuple[str, str]:
-    """The tally of verdicts (one line of badges), and one compact table (markdown) per topic."""
+def _overview(
+    shown: tuple[claims.Claim, ...], results_by_id: Mapping[int, claims.Checked], open_topics: frozenset[str]
+) -> tuple[str, str]:
+    """The tally of verdicts (one line of badges), and one compact table (markdown) per topic; a claim's number
+    links to its card, or to its topic's heading (where its cards are opened) while they are folded."""
     words = text.section("claims")
     counts = claims.verdict_counts(results_by_id.values())
     pending = sum(c.id not in results_by_id for c in claims.CLAIMS)
@@ -158,27 +168,28 @@ def _overview(shown: tuple[claims.Claim, ...], results_by_id: Mapping[int, claim
         for c in (c for c in shown if c.topic == topic):
             r = results_by_id.get(c.id)
             verdict = badge(r.verdict) if r else words["summary_pending"]
-            rows.append(f"| [{c.id}](#{anchor(c)}) | {words['claims'][c.key]['short']} | {verdict} |")
+            target = anchor(c) if topic in open_topics else f"topic-{topic}"
+            rows.append(f"| [{c.id}](#{target}) | {words['claims'][c.key]['short']} | {verdict} |")
         tables.append(f"**{words['topics'][topic]}**\n\n" + "\n".join(rows))
     return " ".join(tally), tuple(tables)
 
 
 @memoised
-def lesson(verdict: str, topic: str, measured_ids: tuple[int, ...]) -> Lesson:
-    """The page for one filter state, given which claims are measured (their results are shared: `measured`).
+def lesson(verdict: str, topic: str, measured_ids: tuple[int, ...], opened: tuple[str, ...] = ()) -> Lesson:
+    """The page for one filter state, given which claims are measured (their results are shared: `measured`) and,
+    when every topic is shown, which topics' cards the reader opened (`opened`; one picked topic is always open).
     ConfigError for an unknown verdict or topic (the page's URL parsing never passes one)."""
     words = text.section("claims")
     results_by_id = {i: measured(i) for i in measured_ids}
     selection = claims.select(results_by_id, verdict, topic)
-    tally, overview = _overview(selection.shown, results_by_id)
+    foldable = topic == claims.ALL
+    open_topics = frozenset(opened) if foldable else frozenset(claims.TOPICS)
+    tally, overview = _overview(selection.shown, results_by_id, open_topics)
     unplaced = caption(words["pending_hidden"].format(n=len(selection.unplaced))) if selection.unplaced else ""
-    sections = tuple(
-        Section(
-            t,
-            words["topics"][t],
-            tuple(card(c, results_by_id.get(c.id)) for c in selection.shown if c.topic == t),
-        )
-        for t in claims.TOPICS
-        if any(c.topic == t for c in selection.shown)
-    )
-    return Lesson(tally, overview, unplaced, sections)
+    sections = []
+    for t in claims.TOPICS:
+        in_topic = [c for c in selection.shown if c.topic == t]
+        if in_topic:
+            cards = tuple(card(c, results_by_id.get(c.id)) for c in in_topic) if t in open_topics else ()
+            sections.append(Section(t, words["topics"][t], cards, len(in_topic), foldable))
+    return Lesson(tally, overview, unplaced, tuple(sections))
