@@ -206,7 +206,7 @@ def _axis_tick_sizes(at) -> list[int]:
 CLAIMS_OPEN = {f"cards_{t}": "1" for t in claims.TOPICS}
 EXPERT = {  # page → the expert sections presenter mode folds into expanders (their words)
     "policy": ("table", "how_probed"),
-    "formats": ("libraries", "finfo", "properties"),
+    "formats": ("summary",),  # its reference tables are folded in every mode (mpviz.app.page.reference)
 }
 
 

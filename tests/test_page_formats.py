@@ -13,6 +13,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
+from mpviz.app import text
 from mpviz.formats import EMULATED_FROM, SHORT_NAMES, resolve_format
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
@@ -20,8 +21,11 @@ from tests.hostile import unsafe_markup
 PAGE = "mpviz/pages/formats.py"
 
 
+REFERENCES = ("ref_stochastic", "ref_libraries", "ref_finfo", "ref_finfo_all", "ref_properties")
+
+
 def _open(**params: str) -> AppTest:
-    at = page_app(PAGE, **params).run()
+    at = page_app(PAGE, opened=REFERENCES, **params).run()
     assert not failures(at), failures(at)
     return at
 
@@ -81,6 +85,16 @@ def test_default_view_shows_bits_charts_and_tables():
     assert not [b for b in at.get("button_group") if (b.key or "").startswith("bits")]  # no pills: one component
     assert "0.0999755859375" in _text(at)
     assert len(at.dataframe) >= 7
+
+
+def test_the_reference_tables_are_folded_and_built_only_once_opened():
+    at = page_app(PAGE).run()
+    assert not failures(at)
+    assert len(at.dataframe) == 2  # the summary and the traced tensor's census; the reference tables wait folded
+    words = text.load("en", "formats")
+    assert {e.label for e in at.expander} >= {
+        words[k] for k in ("stochastic_table", "libraries", "finfo", "properties")
+    }
 
 
 def test_clicking_a_bit_flips_it_and_every_format_follows():

@@ -4,15 +4,24 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mpviz import softmax as sm
+from mpviz.app import text
 from tests.apptest import failures, page_app
 from tests.hostile import unsafe_markup
 
 PAGE = "mpviz/pages/softmax.py"
 CHARTS = 4  # probabilities, their error vs float64, the sweep, exp(x)
+REFERENCES = ("ref_metrics", "ref_quant")  # the folded tables: every variant's metrics, 8-bit probabilities
 
 
 def _app(**params) -> AppTest:
-    return page_app(PAGE, **params).run()
+    return page_app(PAGE, opened=REFERENCES, **params).run()
+
+
+def test_the_reference_tables_are_folded_and_built_only_once_opened():
+    at = page_app(PAGE).run()
+    assert not failures(at)
+    assert len(at.dataframe) == 1  # close logits; the metrics and the 8-bit table wait in closed expanders
+    assert {e.label for e in at.expander} >= {text.load("en", "softmax")[k] for k in ("metrics", "quant")}
 
 
 def _text(at: AppTest) -> str:
@@ -160,7 +169,7 @@ def test_the_link_a_view_writes_reopens_the_same_view():
     }
     at = _app(**changed)
     link = {k: at.query_params[k] for k in at.query_params}
-    again = page_app(PAGE, **link).run()
+    again = page_app(PAGE, opened=REFERENCES, **link).run()  # the folds are the reader's, not the link's
     assert not failures(again) and not again.warning
     for key in ("source", "gen_length", "gen_peak", "formats", "loss", "metric", "bars_log", "pair_a", "pair_b"):
         assert again.session_state[key] == at.session_state[key], key

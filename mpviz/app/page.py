@@ -126,6 +126,16 @@ def expert(title: str, *, where: Container = st, heading: str = "subheader", hel
         yield
 
 
+@contextmanager
+def reference(title: str, key: str, *, where: Container = st) -> Iterator[bool]:
+    """A reference section few readers open (library disagreements, every finfo field, a fifteen-column table): a
+    closed expander titled `title` in every mode, whose contents the caller builds only while it is open (the
+    yielded bool; `key` keeps it open across reruns). A class opening the page pays nothing for it."""
+    box = where.expander(title, key=key, on_change="rerun")
+    with box:
+        yield box.open
+
+
 def share_link(url_path: str) -> None:
     """The link that reopens this exact view: this page plus every piece of state in the URL (the language too),
     without this browser's role in a class (PERSONAL_KEYS)."""

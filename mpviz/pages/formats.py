@@ -9,7 +9,7 @@ from mpviz import formats
 from mpviz.app import text
 from mpviz.app.bit_flipper import bit_flipper
 from mpviz.app.glossary import term_help
-from mpviz.app.page import chart, expert, guarded, page_header, show_warnings, warn
+from mpviz.app.page import chart, expert, guarded, page_header, reference, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
@@ -96,19 +96,24 @@ with guarded("ranges"):
 with guarded("stochastic rounding"):
     st.subheader(TEXT["stochastic"])
     st.markdown(TEXT["stochastic_intro"].format(draws=vm.DRAWS))
-    with expert(TEXT["stochastic_table"], heading="none"):  # eight wide columns: folded away in presenter mode
-        _table(vm.stochastic_table(value.text, selected))
+    with reference(TEXT["stochastic_table"], "ref_stochastic") as shown:  # eight wide columns
+        if shown:
+            _table(vm.stochastic_table(value.text, selected))
 
-# ── the libraries, finfo and every format's properties (expert tables: folded away in presenter mode) ───────
-with guarded("libraries"), expert(TEXT["libraries"]):
-    st.markdown(f"**{TEXT['your_value']}**")
-    _table(vm.library_table(value.text, selected))
-    st.markdown(f"**{TEXT['probes']}**")
-    _table(vm.probe_table(selected))
+# ── reference: the libraries, finfo and every format's properties (built only once opened) ─────────────────
+with guarded("libraries"), reference(TEXT["libraries"], "ref_libraries") as shown:
+    if shown:
+        st.markdown(f"**{TEXT['your_value']}**")
+        _table(vm.library_table(value.text, selected))
+        st.markdown(f"**{TEXT['probes']}**")
+        _table(vm.probe_table(selected))
 with guarded("finfo"):
-    with expert(TEXT["finfo"], heading="bold"):
-        _table(vm.finfo_table(True))
-    with st.expander(TEXT["finfo_all"]):
-        _table(vm.finfo_table(False))
-with guarded("properties"), expert(TEXT["properties"]):
-    _table(vm.properties_table())
+    with reference(TEXT["finfo"], "ref_finfo") as shown:
+        if shown:
+            _table(vm.finfo_table(True))
+    with reference(TEXT["finfo_all"], "ref_finfo_all") as shown:
+        if shown:
+            _table(vm.finfo_table(False))
+with guarded("properties"), reference(TEXT["properties"], "ref_properties") as shown:
+    if shown:
+        _table(vm.properties_table())

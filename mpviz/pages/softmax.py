@@ -7,7 +7,7 @@ import streamlit as st
 
 from mpviz import softmax as sm
 from mpviz.app import text
-from mpviz.app.page import chart, dtype_badge, expert, guarded, page_header, show_warnings
+from mpviz.app.page import chart, dtype_badge, guarded, page_header, reference, show_warnings
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
@@ -37,8 +37,7 @@ PARAMS = [
 ]
 
 page_header(TEXT)
-rc = run_config()
-s = st.session_state
+rc, s = run_config(), st.session_state
 if "source" not in s and not {"source", "src"} & set(st.query_params) and "logits" in st.query_params:
     s.source = "list"  # a link that carries logits means them, whatever the default source
 seed_from_url(PARAMS)
@@ -107,9 +106,10 @@ with guarded("softmax probabilities"):
     st.subheader(TEXT["errors"])
     chart(vm.errors_figure(logits, formats, s.loss))
     st.caption(found.errors_caption)
-    with expert(TEXT["metrics"]):  # fifteen columns: folded away in presenter mode
-        st.dataframe(vm.metrics_table(logits, formats, s.loss), hide_index=True)
-        st.caption(TEXT["metrics_note"])
+    with reference(TEXT["metrics"], "ref_metrics") as shown:  # fifteen columns: built only once opened
+        if shown:
+            st.dataframe(vm.metrics_table(logits, formats, s.loss), hide_index=True)
+            st.caption(TEXT["metrics_note"])
 
 # ── the sweep ───────────────────────────────────────────────────────────────────────────────────────────────
 with guarded("softmax sweep"):
@@ -140,8 +140,8 @@ with guarded("softmax close logits"):
     st.markdown(vm.close_note(s.pair_a, s.pair_b, formats))
 
 # ── 8-bit probabilities ─────────────────────────────────────────────────────────────────────────────────────
-if compared:
-    with guarded("softmax 8-bit"), expert(TEXT["quant"]):  # an aside: folded away in presenter mode
+with guarded("softmax 8-bit"), reference(TEXT["quant"], "ref_quant") as shown:  # an aside
+    if shown and compared:
         small = st.column_config.NumberColumn(format="%.3e")
         small_cols = {TEXT["quant_cols"][k]: small for k in ("smallest", "abs", "rel")}
         st.dataframe(vm.quantized_table(logits, formats, s.loss), hide_index=True, column_config=small_cols)
