@@ -127,11 +127,12 @@ def expert(title: str, *, where: Container = st, heading: str = "subheader", hel
 
 
 @contextmanager
-def reference(title: str, key: str, *, where: Container = st) -> Iterator[bool]:
+def reference(title: str, key: str, *, where: Container = st, expanded: bool = False) -> Iterator[bool]:
     """A reference section few readers open (library disagreements, every finfo field, a fifteen-column table): a
-    closed expander titled `title` in every mode, whose contents the caller builds only while it is open (the
-    yielded bool; `key` keeps it open across reruns). A class opening the page pays nothing for it."""
-    box = where.expander(title, key=key, on_change="rerun")
+    closed expander titled `title` in every mode (`expanded`: open at first), whose contents the caller builds only
+    while it is open (the yielded bool; `key` keeps it open across reruns). A class opening the page pays nothing
+    for it."""
+    box = where.expander(title, expanded=expanded, key=key, on_change="rerun")
     with box:
         yield box.open
 

@@ -9,22 +9,20 @@ import streamlit as st
 
 from mpviz import scaler
 from mpviz.app import text
-from mpviz.app.page import chart, guarded, page_header, show_warnings, warn
+from mpviz.app.page import chart, guarded, page_header, reference, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import run_slots
 from mpviz.app.url import seed_from_url, write_url
 from mpviz.presentation.view_models import scaler as lesson
 from mpviz.run_watch import Plan, RunWatch
 
-TEXT = text.section("scaler")
-rc = run_config()
+TEXT, rc, s = text.section("scaler"), run_config(), st.session_state
 DEFAULTS = scaler.ScalerSettings.defaults(rc.device)  # read from a fresh GradScaler
 PARAMS, LIM = lesson.page_params(DEFAULTS), scaler.TRAIN_LIMITS
 
 # ── config: URL → session state → limits → widgets ──────────────────────────────────────────────────────────
 page_header(TEXT)
 seed_from_url(PARAMS)
-s = st.session_state
 first = lesson.settled(rc, lesson.Knobs.of(s))
 for message in first.warnings:
     warn(message)
@@ -46,12 +44,14 @@ with st.expander(TEXT["knobs"], expanded=True):
         c1.caption(TEXT["inject_beyond"].format(steps=list(first.beyond), n=s.train_steps, last=s.train_steps - 1))
     c2.select_slider(TEXT["mult"], lesson.MULTIPLIERS, key="loss_multiplier", format_func=lesson.multiplier_label)
     c3.segmented_control(TEXT["pace"], [*lesson.PACE_RATES], key="pace", format_func=TEXT["paces"].get, required=True)
-with st.expander(TEXT["scaler_knobs"], expanded=True):
-    c1, c2, c3, c4 = st.columns(4)
-    c1.select_slider(TEXT["init_scale"], lesson.init_scales(DEFAULTS), key="init_scale", format_func="{:g}".format)
-    c2.number_input(TEXT["growth_factor"], 1.0, LIM.max_growth_factor, key="growth_factor", format="%g")
-    c3.number_input(TEXT["backoff_factor"], 0.0, 1.0, key="backoff_factor", format="%g")
-    c4.number_input(TEXT["growth_interval"], 1, LIM.max_growth_interval, key="growth_interval")
+tuned = asdict(DEFAULTS) != {k: s[k] for k in asdict(DEFAULTS)}  # a link that sets them shows them
+with reference(TEXT["scaler_knobs"], "ref_scaler_knobs", expanded=tuned) as shown:  # drawn once opened
+    if shown:
+        c1, c2, c3, c4 = st.columns(4)
+        c1.select_slider(TEXT["init_scale"], lesson.init_scales(DEFAULTS), key="init_scale", format_func="{:g}".format)
+        c2.number_input(TEXT["growth_factor"], 1.0, LIM.max_growth_factor, key="growth_factor", format="%g")
+        c3.number_input(TEXT["backoff_factor"], 0.0, 1.0, key="backoff_factor", format="%g")
+        c4.number_input(TEXT["growth_interval"], 1, LIM.max_growth_interval, key="growth_interval")
 settled = lesson.settled(rc, lesson.Knobs.of(s))
 for message in settled.warnings:  # widget values the engine refuses (e.g. a growth factor of 1): the fixed run runs
     st.warning(message)

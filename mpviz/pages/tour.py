@@ -10,14 +10,13 @@ page_header(TEXT)
 at = st.session_state.get("tour", 0)
 begin = TEXT["resume"].format(n=at) if at else TEXT["begin"]
 st.button(begin, on_click=tour.open_stop, args=(at or 1,), type="primary", key="tour_begin")
-for n, stop in enumerate(tour.stops(), start=1):
+for n, stop in enumerate(tour.stops(), start=1):  # two elements a stop: a class opening this page waits on each
     words = tour.stop_words(stop)
-    with st.container(border=True):
-        st.markdown(TEXT["stop_line"].format(n=n, title=words["title"], question=tour.fill(words["question"], stop)))
-        st.button(
-            TEXT["open_stop"].format(n=n) + " " + TEXT["on_lesson"].format(lesson=tour.lesson_title(stop.page)),
-            on_click=tour.open_stop,
-            args=(n,),
-            key=f"tour_open_{n}",
-            type="tertiary",
-        )
+    st.markdown(TEXT["stop_line"].format(n=n, title=words["title"], question=tour.fill(words["question"], stop)))
+    st.button(
+        TEXT["open_stop"].format(n=n) + " " + TEXT["on_lesson"].format(lesson=tour.lesson_title(stop.page)),
+        on_click=tour.open_stop,
+        args=(n,),
+        key=f"tour_open_{n}",
+        type="tertiary",
+    )
