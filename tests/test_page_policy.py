@@ -22,9 +22,16 @@ def _policy_cache(tmp_path_factory):
 
 
 def _app(**params) -> AppTest:
-    at = page_app(PAGE, **params).run()
+    at = page_app(PAGE, opened=("ref_probe",), **params).run()  # the probe of one call, opened
     assert not failures(at), failures(at)
     return at
+
+
+def test_the_probe_of_one_call_is_folded_and_built_once_opened_or_when_a_link_sets_it():
+    folded = page_app(PAGE).run()
+    assert not failures(folded) and len(folded.get("plotly_chart")) == 1  # the counts; no probe strips yet
+    linked = page_app(PAGE, function="log_softmax").run()
+    assert not failures(linked) and len(linked.get("plotly_chart")) == 3  # the link's probe, shown
 
 
 def _table(at: AppTest):

@@ -9,7 +9,7 @@ import streamlit as st
 
 from mpviz.app import text
 from mpviz.app.glossary import term_help
-from mpviz.app.page import chart, expert, guarded, page_header, show_warnings, warn
+from mpviz.app.page import chart, expert, guarded, page_header, reference, show_warnings, warn
 from mpviz.app.run_config import RunConfig, run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
@@ -88,33 +88,35 @@ if read:
             st.dataframe(how, hide_index=True, width="stretch")
         else:
             st.markdown(TEXT["how_probed_none"].format(left=vm.label(left), right=vm.label(right)))
-    with guarded("probe"):
-        st.subheader(TEXT["probe"])
-        st.markdown(TEXT["probe_intro"])
-        p1, p2 = st.columns([2, 2])
-        p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function")
-        p2.segmented_control(
-            TEXT["probe_dtype"], vm.PROBE_DTYPES, key="probe_dtype", required=True, help=term_help("autocast")
-        )
-        inputs = PROBE_FUNCTIONS[s.function].inputs
-        for i, (col, (name, _)) in enumerate(zip(st.columns(3), inputs, strict=False)):
-            col.selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"input{i}")
-        call = (s.function, tuple(s[f"input{i}"] for i in range(len(inputs))))
-        for col, side, device in zip(st.columns(2), ("left", "right"), (left, right), strict=True):
-            probe = vm.probe(*call, device, s.probe_dtype)
-            col.metric(
-                TEXT["out"].format(device=vm.label(device)),
-                probe.output_dtype or "—",
-                TEXT["without"].format(dtype=probe.output_dtype_without_autocast or "—"),
-                delta_color="off",
-                delta_arrow="off",
+    probe_keys = ("function", "probe_dtype", *(f"input{i}" for i in range(len(vm.INPUT_DEFAULTS))))
+    tuned = any(s[p.key] != p.default for p in PARAMS if p.key in probe_keys)  # a link that sets them shows them
+    with guarded("probe"), reference(TEXT["probe"], "ref_probe", expanded=tuned) as shown:  # built once opened
+        if shown:
+            st.markdown(TEXT["probe_intro"])
+            p1, p2 = st.columns([2, 2])
+            p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function")
+            p2.segmented_control(
+                TEXT["probe_dtype"], vm.PROBE_DTYPES, key="probe_dtype", required=True, help=term_help("autocast")
             )
-            if probe.error:  # torch's own words, shown as code: they are not markdown
-                col.warning(TEXT["call_error"])
-                col.code(probe.error[:300], language=None, wrap_lines=True)
-            chart(vm.steps_figure(*call, device, s.probe_dtype), where=col, key=f"steps_{side}")
-            if probe.fake:
-                col.caption(TEXT["fake"])
+            inputs = PROBE_FUNCTIONS[s.function].inputs
+            for i, (col, (name, _)) in enumerate(zip(st.columns(3), inputs, strict=False)):
+                col.selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"input{i}")
+            call = (s.function, tuple(s[f"input{i}"] for i in range(len(inputs))))
+            for col, side, device in zip(st.columns(2), ("left", "right"), (left, right), strict=True):
+                probe = vm.probe(*call, device, s.probe_dtype)
+                col.metric(
+                    TEXT["out"].format(device=vm.label(device)),
+                    probe.output_dtype or "—",
+                    TEXT["without"].format(dtype=probe.output_dtype_without_autocast or "—"),
+                    delta_color="off",
+                    delta_arrow="off",
+                )
+                if probe.error:  # torch's own words, shown as code: they are not markdown
+                    col.warning(TEXT["call_error"])
+                    col.code(probe.error[:300], language=None, wrap_lines=True)
+                chart(vm.steps_figure(*call, device, s.probe_dtype), where=col, key=f"steps_{side}")
+                if probe.fake:
+                    col.caption(TEXT["fake"])
 
 with guarded("emulation"):
     st.subheader(TEXT["emulation"])

@@ -23,8 +23,7 @@ PARAMS, LIM = lesson.page_params(DEFAULTS), scaler.TRAIN_LIMITS
 # ── config: URL → session state → limits → widgets ──────────────────────────────────────────────────────────
 page_header(TEXT)
 seed_from_url(PARAMS)
-first = lesson.settled(rc, lesson.Knobs.of(s))
-for message in first.warnings:
+for message in (first := lesson.settled(rc, lesson.Knobs.of(s))).warnings:
     warn(message)
 s.update(asdict(first.knobs))  # what the engine accepts, shown back (the box's text normalised)
 show_warnings()
@@ -52,8 +51,7 @@ with reference(TEXT["scaler_knobs"], "ref_scaler_knobs", expanded=tuned) as show
         c2.number_input(TEXT["growth_factor"], 1.0, LIM.max_growth_factor, key="growth_factor", format="%g")
         c3.number_input(TEXT["backoff_factor"], 0.0, 1.0, key="backoff_factor", format="%g")
         c4.number_input(TEXT["growth_interval"], 1, LIM.max_growth_interval, key="growth_interval")
-settled = lesson.settled(rc, lesson.Knobs.of(s))
-for message in settled.warnings:  # widget values the engine refuses (e.g. a growth factor of 1): the fixed run runs
+for message in (settled := lesson.settled(rc, lesson.Knobs.of(s))).warnings:  # refused values: the fixed run runs
     st.warning(message)
 cfg = settled.config
 watch: RunWatch = s.setdefault("scaler_watch", RunWatch())  # this viewer's run: see mpviz.run_watch
@@ -70,7 +68,7 @@ loss_slot, zero_slot = left.empty(), right.empty()
 right.caption(TEXT["zero_caption"].format(dtype=scaler.format_range(cfg.dtype).dtype))
 
 
-def draw(records: list) -> None:
+def draw(records: tuple | list) -> None:
     """(Re)draw the three per-step charts; x axes span the whole run, so a run being shown fills them in."""
     slots = {"scale": scale_slot, "loss": loss_slot, "zero": zero_slot}
     for (name, slot), figure in zip(slots.items(), lesson.step_figures(cfg, records), strict=True):
@@ -79,8 +77,7 @@ def draw(records: list) -> None:
 
 
 def show_run(plan: Plan) -> scaler.ScalerRun:
-    """The run of `cfg` from step 0, as it trains (at most at the playback pace) or from the shared result; every
-    step shown touches the page, so a viewer who leaves stops the training there (Streamlit's stop)."""
+    """The run of `cfg` from step 0 as it trains, at most at the playback pace (a viewer who leaves stops it)."""
     watch.begin(cfg)
     stop_col, bar_col = status.container().columns([1, 6])
     stop_col.button(TEXT["stop"], on_click=watch.stop)
@@ -113,8 +110,11 @@ records: tuple = ()
 with guarded("scaler run"):
     if (plan := watch.plan(cfg)) is Plan.SHOW_STOPPED:  # only what this viewer saw before Stop
         status.info(TEXT["stopped"].format(done=len(watch.steps), total=cfg.steps))
-        draw(watch.steps)
-    records = tuple(watch.steps) if plan is Plan.SHOW_STOPPED else show_run(plan).steps
+        draw(records := tuple(watch.steps))
+    elif plan is Plan.SHOW and lesson.run.cached(cfg):  # computed before (by anyone): at once, no Stop, no bar
+        draw(records := lesson.run(cfg).steps)
+    else:
+        records = show_run(plan).steps
 
 # ── one step, in words and in exponents ─────────────────────────────────────────────────────────────────────
 if records:
@@ -128,8 +128,8 @@ if records:
         r = records[s.inspect]
         if r.found_inf != r.skipped:  # GradScaler skipped a step it found finite, or the reverse: never expected
             st.warning(TEXT["mismatch"].format(found=r.found_inf, skipped=r.skipped))
-        st.markdown(lesson.step_sentence(r, s.inspect, cfg) + "\n\n" + lesson.step_metrics(r))
-        st.markdown(f"**{TEXT['hist_title'].format(step=s.inspect)}**")
+        hist_title = TEXT["hist_title"].format(step=s.inspect)  # the step's words and its chart's title: one element
+        st.markdown(f"{lesson.step_sentence(r, s.inspect, cfg)}\n\n{lesson.step_metrics(r)}\n\n**{hist_title}**")
         chart(lesson.histogram(cfg, r))
         st.caption(lesson.histogram_caption(cfg))
 
