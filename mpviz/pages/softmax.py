@@ -96,8 +96,8 @@ with guarded("softmax probabilities"):
     compared = True
     found = vm.probabilities(logits, formats, s.loss)
     st.subheader(TEXT["bars"])
-    for fmt, badges in found.badges:
-        st.markdown(f"{dtype_badge(fmt)} &nbsp; {badges}", unsafe_allow_html=True)
+    lines = (f"{dtype_badge(fmt)} &nbsp; {badges}" for fmt, badges in found.badges)  # one element, a line each
+    st.markdown("  \n".join(lines), unsafe_allow_html=True)
     st.toggle(TEXT["bars_log"], key="bars_log")
     chart(vm.bars_figure(logits, formats, s.loss, s.bars_log))
     if found.bars_cropped:
