@@ -382,8 +382,9 @@ def test_a_hand_over_link_moves_the_room_to_another_device_once(browser, streaml
     presenter.locator("[data-testid=stExpandSidebarButton]").click()  # presenter mode starts it collapsed
     presenter.get_by_text(words["handover"]).click()
     presenter.get_by_role("button", name=words["handover_make"]).click()
-    link = presenter.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="handover=")
-    link = link.first.text_content()
+    link = presenter.locator("[data-testid=stSidebar] [data-testid=stCode] code", has_text="handover=").first
+    link.wait_for(state="attached", timeout=120_000)  # the click's rerun: seconds on a loaded 2-core host
+    link = link.text_content()
     assert "present" not in link and code in link
     moved, _ = _open(tablet, link)
     assert _room_code(moved) == code and "handover=" not in moved.url and "follow=" not in moved.url
