@@ -6,7 +6,8 @@
 // through `replace` (the unwrapped original), so it never merges into itself.
 // A push of the URL already shown (the same path and keys in any order, the stepper's own keys aside) keeps the
 // entry as it is: leaving the lesson, Streamlit pushes the lesson's URL without our keys (the stepper has already
-// let go) before it pushes the next page's, and that entry, the same view again, would cost the reader a Back.
+// let go) before it pushes the next page's, and that entry, the same view again, would cost the reader a Back. For
+// the same reason a push that only fills in the query of a page just opened (its bare path) replaces it.
 
 import { LEGACY_EL, PARAMS } from "./place.js";
 
@@ -40,6 +41,8 @@ export class HistoryAdapter {
           }
           if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
             return original.replace(state, unused, here.href);
+          if (name === "pushState" && here && queryFilledIn(merged, here.href))
+            return original.replace(state, unused, merged);
           return write(state, unused, merged);
         };
       }
@@ -59,6 +62,22 @@ export class HistoryAdapter {
   /** Write a URL as is (the unwrapped replaceState). */
   replace(url) {
     this.registry.history.replace(this.history.state, "", url);
+  }
+}
+
+/**
+ * Whether `url` is the page `current` shows, which has no query yet, with its query filled in. Opening a page,
+ * Streamlit pushes its path, then (a slow server: as a second push) the same path with the query its run wrote;
+ * the second is the same view, and as an entry of its own it would cost the reader a Back.
+ */
+export function queryFilledIn(url, current) {
+  if (url == null) return false;
+  try {
+    const a = new URL(url, current);
+    const b = new URL(current);
+    return a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
+  } catch {
+    return false;
   }
 }
 

@@ -3273,6 +3273,8 @@ var HistoryAdapter = class {
           }
           if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
             return original.replace(state, unused, here.href);
+          if (name === "pushState" && here && queryFilledIn(merged, here.href))
+            return original.replace(state, unused, merged);
           return write(state, unused, merged);
         };
       }
@@ -3291,6 +3293,16 @@ var HistoryAdapter = class {
     this.registry.history.replace(this.history.state, "", url);
   }
 };
+function queryFilledIn(url, current) {
+  if (url == null) return false;
+  try {
+    const a = new URL(url, current);
+    const b = new URL(current);
+    return a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
+  } catch {
+    return false;
+  }
+}
 function sameUrl(url, current, ignored = []) {
   if (url == null) return false;
   let a, b;

@@ -91,6 +91,13 @@ test("a push of the URL already shown replaces it: Back never lands on the same 
     ["push", "/policy?dtype=fp16"],
     ["replace", here.href], // the entry keeps the stepper's place
   ]);
+  here.href = "http://h/policy"; // the next page, opened: its bare path first
+  fake.pushState(null, "", "/policy?dtype=fp16"); // a slow server: its query pushed on its own
+  fake.pushState(null, "", "/other?a=1");
+  assert.deepEqual(written.slice(4), [
+    ["replace", "/policy?dtype=fp16"], // the same view: one entry, so one Back leaves it
+    ["push", "/other?a=1"],
+  ]);
   assert.ok(sameUrl("/?b=2&a=1#x", "http://h/?a=1&b=2#x"));
   assert.ok(!sameUrl("/?a=1", "http://h/?a=1&b=2"));
   assert.ok(!sameUrl(null, "http://h/"));
