@@ -48,6 +48,7 @@ def test_arrows_step_after_a_sidebar_change_and_after_clicking_a_view(browser, s
     _step_right(page)
     assert "dtype=fp16" in page.url  # → stepped the lesson, not the sidebar's choice
 
+    sidebar.get_by_text("The block:").click()  # the block's knobs are folded (their values in its title)
     seed = sidebar.get_by_label("Seed")
     seed.fill("3")
     seed.press("Enter")

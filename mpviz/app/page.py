@@ -108,6 +108,12 @@ def chart(fig: go.Figure, *, where: Container = st, key: str | None = None) -> N
     where.plotly_chart(fig, width="stretch", key=key)
 
 
+def row(where: Container = st) -> DeltaGenerator:
+    """Widgets side by side that wrap on a narrow screen: one block for the browser, where `st.columns(n)` sends
+    n + 1 (a class pays for every block of every run)."""
+    return where.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+
+
 @contextmanager
 def expert(title: str, *, where: Container = st, heading: str = "subheader", help: str | None = None) -> Iterator[None]:
     """A section only experts need (library disagreements, every finfo field, long op tables, tables too wide for a
@@ -131,8 +137,11 @@ def reference(title: str, key: str, *, where: Container = st, expanded: bool = F
     """A reference section few readers open (library disagreements, every finfo field, a fifteen-column table): a
     closed expander titled `title` in every mode (`expanded`: open at first), whose contents the caller builds only
     while it is open (the yielded bool; `key` keeps it open across reruns). A class opening the page pays nothing
-    for it."""
-    box = where.expander(title, expanded=expanded, key=key, on_change="rerun")
+    for it. `title` must not change with what it holds, and `expanded` counts as given on the session's first run of
+    the section: Streamlit's identity of an expander includes both, and a new identity remounts it (the field being
+    typed in loses focus, and the section may close under the reader)."""
+    at_first = st.session_state.setdefault(f"_expanded_at_first:{key}", expanded)
+    box = where.expander(title, expanded=at_first, key=key, on_change="rerun")
     with box:
         yield box.open
 
@@ -147,6 +156,5 @@ def share_link(url_path: str) -> None:
         query["lang"] = lang  # may reach a Chinese one (README: links keep the language)
     query = urlencode(query)
     link = f"{base.scheme}://{base.netloc}/{url_path}" + (f"?{query}" if query else "")
-    st.sidebar.caption(words["share"])
+    st.sidebar.caption(f"**{words['share']}**: {words['share_help']}")  # one element: every page run sends it
     st.sidebar.code(link, language=None, wrap_lines=True)
-    st.sidebar.caption(words["share_help"])

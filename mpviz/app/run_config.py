@@ -13,8 +13,8 @@ import streamlit as st
 import mpviz
 from mpviz.app import text
 from mpviz.app.glossary import term_help
-from mpviz.app.page import warn
-from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
+from mpviz.app.page import reference, warn
+from mpviz.app.url import UrlParam, any_set, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 from mpviz.model import ATTENTION_KINDS, LIMITS, SOFTMAX_KINDS, AttentionConfig, clamp
 from mpviz.presentation.run_config import DTYPE_CHOICES as DTYPE_CHOICES
 from mpviz.presentation.run_config import RunConfig as RunConfig
@@ -32,6 +32,7 @@ SIDEBAR_PARAMS = [
     UrlParam("causal", AttentionConfig.causal, parse_bool, dump_bool),
     UrlParam("seed", AttentionConfig.seed, int),
 ]
+BLOCK_KEYS = ("seq", "dim", "heads", "attn", "softmax", "scale", "causal", "seed")  # folded in the sidebar
 _FIELD_KEYS = {  # AttentionConfig field → its URL/session key
     "seq_len": "seq",
     "d_model": "dim",
@@ -100,17 +101,23 @@ def _controls(words, devices: list[str]) -> None:
         required=True,
         help=term_help("autocast"),
     )
-    sb.number_input(words["seq"], 1, LIMITS.max_seq_len, key="seq")
-    c1, c2 = sb.columns(2)
-    c1.number_input(words["dim"], 1, LIMITS.max_d_model, key="dim")
-    c2.number_input(words["heads"], 1, LIMITS.max_heads, key="heads")
+    # The block's eight knobs fold away: every run of the page sends what it draws, and most readers change only the
+    # dtype. A link that sets one opens them.
     kind, sm = words["attention_labels"].get, words["softmax_labels"].get
-    sb.segmented_control(words["attention"], ATTENTION_KINDS, key="attn", format_func=kind, required=True)
-    off = s.attn != "manual"  # fused attention has no softmax to choose
-    sb.segmented_control(words["softmax"], SOFTMAX_KINDS, key="softmax", format_func=sm, required=True, disabled=off)
-    sb.number_input(words["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
-    sb.toggle(words["causal"], key="causal")
-    sb.number_input(words["seed"], 0, 2**31 - 1, key="seed")
+    with reference(words["block_fold"], "ref_block", where=sb, expanded=any_set(SIDEBAR_PARAMS, BLOCK_KEYS)) as shown:
+        if shown:
+            st.number_input(words["seq"], 1, LIMITS.max_seq_len, key="seq")
+            c1, c2 = st.columns(2)
+            c1.number_input(words["dim"], 1, LIMITS.max_d_model, key="dim")
+            c2.number_input(words["heads"], 1, LIMITS.max_heads, key="heads")
+            st.segmented_control(words["attention"], ATTENTION_KINDS, key="attn", format_func=kind, required=True)
+            off = s.attn != "manual"  # fused attention has no softmax to choose
+            st.segmented_control(
+                words["softmax"], SOFTMAX_KINDS, key="softmax", format_func=sm, required=True, disabled=off
+            )
+            st.number_input(words["scale"], 1e-3, LIMITS.max_input_scale, key="scale", format="%g")
+            st.toggle(words["causal"], key="causal")
+            st.number_input(words["seed"], 0, 2**31 - 1, key="seed")
 
 
 def run_config() -> RunConfig:

@@ -10,7 +10,7 @@ is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
@@ -86,6 +86,13 @@ def write_url(params: list[UrlParam]) -> None:
                 del st.query_params[p.key]
         elif st.query_params.get(p.key) != p.dump(value):
             st.query_params[p.key] = p.dump(value)
+
+
+def any_set(params: list[UrlParam], keys: Iterable[str]) -> bool:
+    """Whether any of `keys` holds another value than its param's default (a link or the reader set it): a folded
+    section with such a knob opens, so nothing set is hidden."""
+    wanted = set(keys)
+    return any(st.session_state.get(p.key, p.default) != p.default for p in params if p.key in wanted)
 
 
 KEEP = ("lang", *PERSONAL_KEYS)  # a session's own settings: opening another view keeps them

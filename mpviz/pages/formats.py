@@ -9,7 +9,7 @@ from mpviz import formats
 from mpviz.app import text
 from mpviz.app.bit_flipper import bit_flipper
 from mpviz.app.glossary import term_help
-from mpviz.app.page import chart, expert, guarded, page_header, reference, show_warnings, warn
+from mpviz.app.page import chart, expert, guarded, page_header, reference, row, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
@@ -35,9 +35,9 @@ seed_from_url(PAGE_PARAMS)
 s = st.session_state
 
 # ── controls: the value, the rounding, the formats ──────────────────────────────────────────────────────────
-c1, c2 = st.columns([2, 3])
-c1.text_input(TEXT["value"], key="value", help=TEXT["value_help"])
-c2.segmented_control(
+c = row()
+c.text_input(TEXT["value"], key="value", help=TEXT["value_help"], width=360)
+c.segmented_control(
     TEXT["rounding"], formats.ROUNDINGS, key="round", format_func=TEXT["roundings"].get, required=True, wrap=True
 )
 st.multiselect(TEXT["formats"], vm.ALL_SHORT, key="fmts")

@@ -4,7 +4,7 @@ quantised tensor measured, and one input element made an outlier to show what sh
 import streamlit as st
 
 from mpviz.app import text
-from mpviz.app.page import chart, expert, guarded, page_header, show_warnings
+from mpviz.app.page import chart, expert, guarded, page_header, row, show_warnings
 from mpviz.app.serving import results
 from mpviz.app.stepper import mount_stepper
 from mpviz.app.url import UrlParam, parse_choice, seed_from_url, write_url
@@ -31,9 +31,9 @@ page_header(TEXT)
 seed_from_url(PARAMS)
 show_warnings()
 s = st.session_state
-c1, c2 = st.columns([3, 2])
-c1.segmented_control(TEXT["recipe"], vm.RECIPE_NAMES, key="recipe", format_func=TEXT["recipes"].get, required=True)
-c2.select_slider(TEXT["outlier"], vm.OUTLIERS, key="outlier", format_func=lambda v: f"× {v:g}")
+c = row()
+c.segmented_control(TEXT["recipe"], vm.RECIPE_NAMES, key="recipe", format_func=TEXT["recipes"].get, required=True)
+c.select_slider(TEXT["outlier"], vm.OUTLIERS, key="outlier", format_func=lambda v: f"× {v:g}", width=360)
 write_url(PARAMS)
 recipe = RECIPES[s.recipe]
 st.markdown(TEXT["recipe_about"][recipe.name])

@@ -9,10 +9,10 @@ import streamlit as st
 
 from mpviz.app import text
 from mpviz.app.glossary import term_help
-from mpviz.app.page import chart, expert, guarded, page_header, reference, show_warnings, warn
+from mpviz.app.page import chart, expert, guarded, page_header, reference, row, show_warnings, warn
 from mpviz.app.run_config import RunConfig, run_config
 from mpviz.app.serving import results
-from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
+from mpviz.app.url import UrlParam, any_set, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
 from mpviz.emulation import EMULATION_LIMITS
 from mpviz.policy import CATEGORIES, PROBE_FUNCTIONS, PROBE_INPUT_DTYPES, UNCLASSIFIED, ChildProbeError
 from mpviz.policy import probeable_devices as devices
@@ -42,9 +42,9 @@ if (other := vm.distinct_right(s.left, s.right)) is not None:  # before the widg
     warn(TEXT["same_device"].format(device=text.echo(s.left), used=text.echo(other)))
     s.right = other
 show_warnings()
-c1, c2 = st.columns(2)
-c1.selectbox(TEXT["left"], devices(), key="left", format_func=vm.label)
-c2.selectbox(TEXT["right"], [d for d in devices() if d != s.left], key="right", format_func=vm.label)
+c = row()
+c.selectbox(TEXT["left"], devices(), key="left", format_func=vm.label, width=360)
+c.selectbox(TEXT["right"], [d for d in devices() if d != s.left], key="right", format_func=vm.label, width=360)
 left, right, read = s.left, s.right, True
 for device in (left, right):
     try:  # the child's own output is for the server log, not the page
@@ -63,8 +63,9 @@ if read:
         counts = vm.counts(left, right)
         st.subheader(TEXT["counts"], help=term_help(*CATEGORIES, UNCLASSIFIED))
         in_policy = term_help("autocast", "aten_op")
-        for i, (col, (title, n)) in enumerate(zip(st.columns(4), counts.metrics, strict=True)):
-            col.metric(title, n, help=in_policy if i < 2 else None)
+        c = row()
+        for i, (title, n) in enumerate(counts.metrics):
+            c.metric(title, n, help=in_policy if i < 2 else None)
         st.caption(counts.caption)
         chart(vm.counts_figure(left, right))
         st.caption(TEXT["counts_caption"])
@@ -73,12 +74,12 @@ if read:
             if (measured := vm.set_opt_measured(left, right)) is not None:
                 st.markdown(measured)
     with guarded("table"), expert(TEXT["table"]):  # long op tables: folded away in presenter mode
-        f1, f2, f3 = st.columns([2, 3, 1], vertical_alignment="bottom")
-        f1.text_input(TEXT["search"], key="search")
-        f2.multiselect(
-            TEXT["filter"], vm.FILTER_CATEGORIES, key="categories", help=term_help(*CATEGORIES, UNCLASSIFIED)
+        c = row()
+        c.text_input(TEXT["search"], key="search", width=280)
+        c.multiselect(
+            TEXT["filter"], vm.FILTER_CATEGORIES, key="categories", help=term_help(*CATEGORIES, UNCLASSIFIED), width=480
         )
-        f3.toggle(TEXT["only_diff"], key="differ")
+        c.toggle(TEXT["only_diff"], key="differ")
         shown = (left, right, s.search, tuple(sorted(s.categories)), s.differ)
         st.dataframe(vm.op_table(*shown), hide_index=True, width="stretch", height=420)
         st.caption(vm.op_caption(*shown))
@@ -89,18 +90,19 @@ if read:
         else:
             st.markdown(TEXT["how_probed_none"].format(left=vm.label(left), right=vm.label(right)))
     probe_keys = ("function", "probe_dtype", *(f"input{i}" for i in range(len(vm.INPUT_DEFAULTS))))
-    tuned = any(s[p.key] != p.default for p in PARAMS if p.key in probe_keys)  # a link that sets them shows them
+    tuned = any_set(PARAMS, probe_keys)  # a link that sets them shows them
     with guarded("probe"), reference(TEXT["probe"], "ref_probe", expanded=tuned) as shown:  # built once opened
         if shown:
             st.markdown(TEXT["probe_intro"])
-            p1, p2 = st.columns([2, 2])
-            p1.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function")
-            p2.segmented_control(
+            c = row()
+            c.selectbox(TEXT["function"], list(PROBE_FUNCTIONS), key="function", width=360)
+            c.segmented_control(
                 TEXT["probe_dtype"], vm.PROBE_DTYPES, key="probe_dtype", required=True, help=term_help("autocast")
             )
             inputs = PROBE_FUNCTIONS[s.function].inputs
-            for i, (col, (name, _)) in enumerate(zip(st.columns(3), inputs, strict=False)):
-                col.selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"input{i}")
+            c = row()
+            for i, (name, _) in enumerate(inputs):
+                c.selectbox(TEXT["input"].format(name=name), PROBE_INPUT_DTYPES, key=f"input{i}", width=240)
             call = (s.function, tuple(s[f"input{i}"] for i in range(len(inputs))))
             for col, side, device in zip(st.columns(2), ("left", "right"), (left, right), strict=True):
                 probe = vm.probe(*call, device, s.probe_dtype)

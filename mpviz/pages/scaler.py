@@ -9,10 +9,10 @@ import streamlit as st
 
 from mpviz import scaler
 from mpviz.app import text
-from mpviz.app.page import chart, guarded, page_header, reference, show_warnings, warn
+from mpviz.app.page import chart, guarded, page_header, reference, row, show_warnings, warn
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import run_slots
-from mpviz.app.url import seed_from_url, write_url
+from mpviz.app.url import any_set, seed_from_url, write_url
 from mpviz.presentation.view_models import scaler as lesson
 from mpviz.run_watch import Plan, RunWatch
 
@@ -32,25 +32,24 @@ if rc.dtype != "fp16":
     st.info(TEXT["not_fp16"].format(dtype=text.section("common")["dtype_labels"][rc.dtype]))
     st.button(TEXT["use_fp16"], on_click=lambda: s.update(dtype="fp16"))
 with st.expander(TEXT["knobs"], expanded=True):
-    c1, c2, c3, c4 = st.columns(4)
-    c1.slider(TEXT["steps"], 1, LIM.max_steps, key="train_steps")
-    c2.number_input(TEXT["lr"], LIM.min_lr, LIM.max_lr, key="lr", step=1e-3, format="%g")
-    c3.number_input(TEXT["accum"], 1, LIM.max_accum, key="accum")
-    c4.number_input(TEXT["clip"], 0.0, LIM.max_clip, key="clip_norm", format="%g")
-    c1, c2, c3 = st.columns([1, 2, 1])
-    c1.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"], max_chars=lesson.INJECT_MAX_CHARS)
+    c = row()  # seven knobs, one block
+    c.slider(TEXT["steps"], 1, LIM.max_steps, key="train_steps")
+    c.number_input(TEXT["lr"], LIM.min_lr, LIM.max_lr, key="lr", step=1e-3, format="%g")
+    c.number_input(TEXT["accum"], 1, LIM.max_accum, key="accum")
+    c.number_input(TEXT["clip"], 0.0, LIM.max_clip, key="clip_norm", format="%g")
+    c.text_input(TEXT["inject"], key="inject_inf", help=TEXT["inject_help"], max_chars=lesson.INJECT_MAX_CHARS)
+    c.select_slider(TEXT["mult"], lesson.MULTIPLIERS, key="loss_multiplier", format_func=lesson.multiplier_label)
+    c.segmented_control(TEXT["pace"], [*lesson.PACE_RATES], key="pace", format_func=TEXT["paces"].get, required=True)
     if first.beyond:
-        c1.caption(TEXT["inject_beyond"].format(steps=list(first.beyond), n=s.train_steps, last=s.train_steps - 1))
-    c2.select_slider(TEXT["mult"], lesson.MULTIPLIERS, key="loss_multiplier", format_func=lesson.multiplier_label)
-    c3.segmented_control(TEXT["pace"], [*lesson.PACE_RATES], key="pace", format_func=TEXT["paces"].get, required=True)
-tuned = asdict(DEFAULTS) != {k: s[k] for k in asdict(DEFAULTS)}  # a link that sets them shows them
+        st.caption(TEXT["inject_beyond"].format(steps=list(first.beyond), n=s.train_steps, last=s.train_steps - 1))
+tuned = any_set(PARAMS, asdict(DEFAULTS))  # a link that sets GradScaler's own knobs shows them
 with reference(TEXT["scaler_knobs"], "ref_scaler_knobs", expanded=tuned) as shown:  # drawn once opened
     if shown:
-        c1, c2, c3, c4 = st.columns(4)
-        c1.select_slider(TEXT["init_scale"], lesson.init_scales(DEFAULTS), key="init_scale", format_func="{:g}".format)
-        c2.number_input(TEXT["growth_factor"], 1.0, LIM.max_growth_factor, key="growth_factor", format="%g")
-        c3.number_input(TEXT["backoff_factor"], 0.0, 1.0, key="backoff_factor", format="%g")
-        c4.number_input(TEXT["growth_interval"], 1, LIM.max_growth_interval, key="growth_interval")
+        c = row()
+        c.select_slider(TEXT["init_scale"], lesson.init_scales(DEFAULTS), key="init_scale", format_func="{:g}".format)
+        c.number_input(TEXT["growth_factor"], 1.0, LIM.max_growth_factor, key="growth_factor", format="%g")
+        c.number_input(TEXT["backoff_factor"], 0.0, 1.0, key="backoff_factor", format="%g")
+        c.number_input(TEXT["growth_interval"], 1, LIM.max_growth_interval, key="growth_interval")
 for message in (settled := lesson.settled(rc, lesson.Knobs.of(s))).warnings:  # refused values: the fixed run runs
     st.warning(message)
 cfg = settled.config

@@ -7,7 +7,7 @@ import streamlit as st
 
 from mpviz import softmax as sm
 from mpviz.app import text
-from mpviz.app.page import chart, dtype_badge, guarded, page_header, reference, show_warnings
+from mpviz.app.page import chart, dtype_badge, guarded, page_header, reference, row, show_warnings
 from mpviz.app.run_config import run_config
 from mpviz.app.serving import results
 from mpviz.app.url import UrlParam, dump_bool, parse_bool, parse_choice, seed_from_url, write_url
@@ -44,24 +44,24 @@ seed_from_url(PARAMS)
 show_warnings()
 
 # ── where the logits come from ──────────────────────────────────────────────────────────────────────────────
-row = vm.Logits(vm.scenario("large"))  # also the fallback when the chosen source gives no usable row
+chosen = vm.Logits(vm.scenario("large"))  # also the fallback when the chosen source gives no usable row
 with guarded("softmax logits"):
     st.segmented_control(TEXT["source"], SOURCES, key="source", format_func=TEXT["sources"].get, required=True)
     if s.source == "list":
         st.text_input(TEXT["logits"], key="logits", max_chars=20_000)
-        row = vm.listed(s.logits)
+        chosen = vm.listed(s.logits)
     elif s.source == "generator":
-        c1, c2, c3, c4, c5 = st.columns(5)
-        c1.number_input(TEXT["gen_n"], 1, sm.LIMITS.max_len, key="gen_length")
-        c2.slider(TEXT["gen_spread"], 0.0, 20.0, step=0.1, key="gen_spread")
-        c3.slider(TEXT["gen_peak"], 0.0, 100.0, step=0.5, key="gen_peak")
-        c4.slider(TEXT["gen_center"], -50.0, 50.0, step=0.5, key="gen_center")
-        c5.select_slider(TEXT["gen_scale"], vm.SCALES, key="gen_scale", format_func=lambda v: f"{v:g}")
-        row = vm.generated(sm.LogitGenerator(s.gen_length, s.gen_spread, s.gen_peak, s.gen_scale, s.gen_center))
+        c = row()
+        c.number_input(TEXT["gen_n"], 1, sm.LIMITS.max_len, key="gen_length")
+        c.slider(TEXT["gen_spread"], 0.0, 20.0, step=0.1, key="gen_spread")
+        c.slider(TEXT["gen_peak"], 0.0, 100.0, step=0.5, key="gen_peak")
+        c.slider(TEXT["gen_center"], -50.0, 50.0, step=0.5, key="gen_center")
+        c.select_slider(TEXT["gen_scale"], vm.SCALES, key="gen_scale", format_func=lambda v: f"{v:g}")
+        chosen = vm.generated(sm.LogitGenerator(s.gen_length, s.gen_spread, s.gen_peak, s.gen_scale, s.gen_center))
     else:
         st.selectbox(TEXT["preset"], sm.SCENARIO_NAMES, key="preset", format_func=TEXT["presets"].get)
         if not sm.scenario(s.preset).from_trace:
-            row = vm.Logits(vm.scenario(s.preset))
+            chosen = vm.Logits(vm.scenario(s.preset))
         elif results.attention_trace(rc) is not None:
             if (shape := vm.score_shape(rc)) is None:
                 st.info(TEXT["no_scores"])
@@ -73,20 +73,20 @@ with guarded("softmax logits"):
                         used, limit = min(max(s[key], 0), n - 1), f"0 … {n - 1}"
                         st.warning(TEXT["bad_trace"].format(field=key, value=text.echo(s[key]), limit=limit, used=used))
                         s[key] = used
-                c1, c2 = st.columns(2)
-                c1.number_input(TEXT["trace_head"], 0, shape[0] - 1, key="trace_head")
-                c2.number_input(TEXT["trace_row"], 0, shape[1] - 1, key="trace_row")
+                c = row()
+                c.number_input(TEXT["trace_head"], 0, shape[0] - 1, key="trace_head", width=240)
+                c.number_input(TEXT["trace_row"], 0, shape[1] - 1, key="trace_row", width=240)
                 scores = vm.score_row(rc, s.trace_head, s.trace_row)
                 st.caption(scores.caption)
-                row = vm.Logits(scores.values)
-    if row.problem:
-        st.warning(row.problem)
+                chosen = vm.Logits(scores.values)
+    if chosen.problem:
+        st.warning(chosen.problem)
 
-c1, c2 = st.columns([3, 2])
-c1.segmented_control(TEXT["formats"], sm.FORMAT_NAMES, key="formats", selection_mode="multi")
-c2.segmented_control(TEXT["loss"], sm.LOSSES, key="loss", format_func=TEXT["losses"].get, required=True)
+c = row()
+c.segmented_control(TEXT["formats"], sm.FORMAT_NAMES, key="formats", selection_mode="multi")
+c.segmented_control(TEXT["loss"], sm.LOSSES, key="loss", format_func=TEXT["losses"].get, required=True)
 formats = tuple(f for f in sm.FORMAT_NAMES if f in (s.formats or vm.DEFAULT_FORMATS))
-logits, finite = row.values, [v for v in row.values if math.isfinite(v)]
+logits, finite = chosen.values, [v for v in chosen.values if math.isfinite(v)]
 st.caption(TEXT["row_summary"].format(n=len(logits), max=max(finite), min=min(finite)))
 
 # ── probabilities, side by side ─────────────────────────────────────────────────────────────────────────────
@@ -131,9 +131,9 @@ with guarded("softmax exp"):
 # ── two close logits ────────────────────────────────────────────────────────────────────────────────────────
 with guarded("softmax close logits"):
     st.subheader(TEXT["close"])
-    c1, c2 = st.columns(2)
-    c1.number_input(TEXT["pair_a"], -LOGIT, LOGIT, key="pair_a", format="%g")
-    c2.number_input(TEXT["pair_b"], -LOGIT, LOGIT, key="pair_b", format="%g")
+    c = row()
+    c.number_input(TEXT["pair_a"], -LOGIT, LOGIT, key="pair_a", format="%g", width=240)
+    c.number_input(TEXT["pair_b"], -LOGIT, LOGIT, key="pair_b", format="%g", width=240)
     exact = st.column_config.NumberColumn(format="%.10g")
     exact_cols = {TEXT["close_cols"][k]: exact for k in ("spacing", "a", "b", "pa", "pb", "ra", "rb")}
     st.dataframe(vm.close_table(s.pair_a, s.pair_b, formats), hide_index=True, column_config=exact_cols)
