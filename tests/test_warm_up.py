@@ -10,6 +10,7 @@ import pytest
 from streamlit import config
 
 from mpviz.app import lessons, text, tour, warm_up
+from mpviz.app.serving import run_slots
 from tests.apptest import failures, page_app
 from tests.conftest import ROOT
 
@@ -91,3 +92,37 @@ def test_a_plain_streamlit_run_is_warmed_from_its_first_run_but_apptest_never_is
     assert warm_up.start_in_server() is True and started == [threading.current_thread()]  # after this run
     monkeypatch.setattr(warm_up, "_started", True)  # what start() sets: later runs only read the flag
     assert warm_up.start_in_server() is False and len(started) == 1
+
+
+def test_the_warm_up_opens_its_next_view_only_once_no_visitor_runs_a_page(monkeypatch):
+    """Background work comes after visitors: while a page run is going on (holding a slot or waiting), the warm-up
+    waits before its next view; on a server never idle it goes on after YIELD_LIMIT_S."""
+    began, release = threading.Event(), threading.Event()
+
+    def visitor() -> None:
+        with run_slots.page_run():
+            began.set()
+            release.wait(60)
+
+    visiting = threading.Thread(target=visitor, daemon=True)
+    visiting.start()
+    assert began.wait(60) and run_slots.runs_in_progress() == 1
+    warming = threading.Thread(target=warm_up._yield_to_visitors, daemon=True)
+    warming.start()
+    warming.join(0.5)
+    assert warming.is_alive(), "the warm-up waits while a visitor's page runs"
+    release.set()
+    visiting.join(60)
+    warming.join(60)
+    assert not warming.is_alive() and run_slots.runs_in_progress() == 0
+
+    monkeypatch.setattr(warm_up, "YIELD_LIMIT_S", 0.2)
+    began.clear()
+    release.clear()
+    visiting = threading.Thread(target=visitor, daemon=True)
+    visiting.start()
+    assert began.wait(60)
+    warm_up._yield_to_visitors()  # returns although the visitor's run goes on
+    assert run_slots.runs_in_progress() == 1
+    release.set()
+    visiting.join(60)

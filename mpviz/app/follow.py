@@ -304,6 +304,11 @@ def join() -> None:
         _take(room, in_fragment=False)
 
 
+def _notice():
+    """The box of the notice fixed at the top of a follower's screen (follow.css)."""
+    return st.container(key="follow_notice")
+
+
 @st.fragment(run_every=POLL_S)
 def poll(words: Mapping) -> None:
     """A follower's tick: one dictionary look-up and one integer compared, unless the presenter moved. A notice
@@ -315,13 +320,14 @@ def poll(words: Mapping) -> None:
         return
     said = st.session_state.get(GONE, False)
     look = _look(code)
-    notice = st.container(key="follow_notice")
+    # The fixed notice's box only when there is something to say: a quiet tick sends nothing (75 ticks a second
+    # for a class of 30, each on the one GIL the page runs need)
     if look.wait_s > 0:
-        notice.warning(words["lookups_limited"].format(s=math.ceil(look.wait_s)), icon="⏳")
+        _notice().warning(words["lookups_limited"].format(s=math.ceil(look.wait_s)), icon="⏳")
     elif st.session_state[GONE]:
-        notice.warning(words["presenter_gone"].format(code=text.echo(code), s=int(look.gone_s)), icon="📴")
+        _notice().warning(words["presenter_gone"].format(code=text.echo(code), s=int(look.gone_s)), icon="📴")
     elif time.monotonic() - st.session_state.get(BACK_AT, float("-inf")) < BACK_S:
-        notice.success(words["presenter_back"].format(code=text.echo(code)), icon="📡")
+        _notice().success(words["presenter_back"].format(code=text.echo(code)), icon="📡")
     if st.session_state[GONE] != said:
         st.rerun(scope="app")  # rare (a presenter leaves or comes back): the sidebar follows
     if (room := _news(look.room)) is not None and _take(room, in_fragment=True):

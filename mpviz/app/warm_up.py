@@ -30,6 +30,7 @@ import streamlit as st
 from streamlit import config, runtime
 from streamlit.logger import get_logger
 
+from mpviz.app.serving import run_slots
 from mpviz.app.websocket_session import open_page
 
 __all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", "start", "start_in_server", "visits"]
@@ -37,6 +38,8 @@ __all__ = ["Progress", "Visit", "local_url", "notice", "open_view", "progress", 
 _log = get_logger(__name__)  # Streamlit's handler: lines in the server's log beside its own
 HEALTH_LIMIT_S = 120.0  # the server answers health within this, or there is nothing to warm
 VISIT_LIMIT_S = 600.0  # one view's first run (a top-size tour stop on a busy machine) ends within this
+YIELD_LIMIT_S = 15.0  # the warm-up waits at most this long for visitors' page runs to end before its next view
+YIELD_POLL_S = 0.05
 LOCALES = ("en-US", "zh-CN")  # a visitor's browser language picks the words (en, zh): both are warmed
 
 
@@ -154,18 +157,40 @@ def _answering(base_url: str) -> bool:
     return False
 
 
+def _prestart() -> None:
+    """What every first visitor would otherwise wait for, begun before health answers: the server's imports (torch,
+    the view models; a thread of its own, so health is not held up) and, with them, the worker processes
+    (mpviz.app.serving.workers), which import torch and probe autocast's dispatch keys in parallel."""
+    t0 = time.perf_counter()
+    from mpviz.app.serving import results  # noqa: F401  # makes the worker pools on import
+
+    _log.info("warm-up: imports done and worker processes started in %.1f s", time.perf_counter() - t0)
+
+
+def _yield_to_visitors() -> None:
+    """Background work comes after visitors: the next view is opened once no page run is going on, so a visitor
+    who came meanwhile waits for at most the one view being warmed (or after YIELD_LIMIT_S, on a server never idle,
+    where the views are computed by their visitors anyway)."""
+    deadline = time.monotonic() + YIELD_LIMIT_S
+    while run_slots.runs_in_progress() and time.monotonic() < deadline:
+        time.sleep(YIELD_POLL_S)
+
+
 def _warm(base_url: str, after: threading.Thread | None = None) -> None:
     global _state
     todo = visits()
     _state = Progress(total=len(todo))
     if after is not None:  # the first visitor's run that started us: its page first, the warm-up after it
         after.join(VISIT_LIMIT_S)
+    else:  # a hosted server, starting: its imports and worker processes begin now, not with the first visitor
+        _prestart()
     if not _answering(base_url):
         _log.warning("warm-up: %s did not answer health in %g s; nothing warmed", base_url, HEALTH_LIMIT_S)
         _state = Progress(total=len(todo), finished=True)
         return
     began, failed = time.perf_counter(), 0
     for n, visit in enumerate(todo):
+        _yield_to_visitors()
         _state = Progress(n, len(todo), failed, str(visit))
         t0 = time.perf_counter()
         try:

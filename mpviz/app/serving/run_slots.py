@@ -24,6 +24,14 @@ from contextlib import contextmanager
 SLOTS = 2
 _slots = threading.BoundedSemaphore(SLOTS)
 _local = threading.local()  # .holding: whether this thread's page run holds a slot now
+_begun = 0  # page runs begun and not ended: waiting for a slot, holding one or stepped aside
+_begun_lock = threading.Lock()
+
+
+def runs_in_progress() -> int:
+    """How many page runs have begun and not ended (whatever they wait for): background work (mpviz.app.warm_up)
+    yields to them."""
+    return _begun
 
 
 def _holding() -> bool:
@@ -33,14 +41,21 @@ def _holding() -> bool:
 @contextmanager
 def page_run() -> Iterator[None]:
     """app.py's whole run: wait for a slot, hold it until the run ends (also by st.rerun, st.stop or an error)."""
-    _slots.acquire()
-    _local.holding = True
+    global _begun
+    with _begun_lock:
+        _begun += 1
     try:
-        yield
+        _slots.acquire()
+        _local.holding = True
+        try:
+            yield
+        finally:
+            if _holding():
+                _local.holding = False
+                _slots.release()
     finally:
-        if _holding():
-            _local.holding = False
-            _slots.release()
+        with _begun_lock:
+            _begun -= 1
 
 
 @contextmanager

@@ -108,6 +108,9 @@ def _serve(conn: Connection) -> None:
     """A worker's loop: receive (fn, args), send ("ok", result) or ("err", portable exception); PING is answered
     with PING; None ends it."""
     import mpviz  # noqa: F401  # warm up now (torch, the kernel probe), not on the first request
+    from mpviz.policy import autocast_backends
+
+    autocast_backends()  # the dispatcher's autocast keys, probed once per process: every trace starts by asking
 
     try:
         conn.send(("ready", None))
