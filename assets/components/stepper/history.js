@@ -39,10 +39,11 @@ export class HistoryAdapter {
           } catch {
             merged = url; // never break navigation
           }
-          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
-            return original.replace(state, unused, here.href);
-          if (name === "pushState" && here && queryFilledIn(merged, here.href))
-            return original.replace(state, unused, merged);
+          if (name === "pushState" && here) {
+            // the same view again, or its query filled in: no entry of its own (see the top of this file)
+            if (sameUrl(merged, here.href, PLACE_KEYS)) return original.replace(state, unused, here.href);
+            if (queryFilledIn(merged, here.href)) return original.replace(state, unused, merged);
+          }
           return write(state, unused, merged);
         };
       }
@@ -71,14 +72,8 @@ export class HistoryAdapter {
  * the second is the same view, and as an entry of its own it would cost the reader a Back.
  */
 export function queryFilledIn(url, current) {
-  if (url == null) return false;
-  try {
-    const a = new URL(url, current);
-    const b = new URL(current);
-    return a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
-  } catch {
-    return false;
-  }
+  const [a, b] = both(url, current);
+  return a !== null && a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
 }
 
 /**
@@ -86,14 +81,8 @@ export function queryFilledIn(url, current) {
  * @param {string[]} [ignored] keys left out of the comparison
  */
 export function sameUrl(url, current, ignored = []) {
-  if (url == null) return false;
-  let a, b;
-  try {
-    a = new URL(url, current);
-    b = new URL(current);
-  } catch {
-    return false;
-  }
+  const [a, b] = both(url, current);
+  if (a === null) return false;
   const query = (u) =>
     [...u.searchParams]
       .filter(([k]) => !ignored.includes(k))
@@ -101,4 +90,14 @@ export function sameUrl(url, current, ignored = []) {
       .sort()
       .join("&");
   return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
+}
+
+/** `url` (maybe relative) and `current` parsed, or [null, null] when either is missing or not a URL. */
+function both(url, current) {
+  if (url == null) return [null, null];
+  try {
+    return [new URL(url, current), new URL(current)];
+  } catch {
+    return [null, null];
+  }
 }

@@ -3271,10 +3271,10 @@ var HistoryAdapter = class {
           } catch {
             merged = url;
           }
-          if (name === "pushState" && here && sameUrl(merged, here.href, PLACE_KEYS))
-            return original.replace(state, unused, here.href);
-          if (name === "pushState" && here && queryFilledIn(merged, here.href))
-            return original.replace(state, unused, merged);
+          if (name === "pushState" && here) {
+            if (sameUrl(merged, here.href, PLACE_KEYS)) return original.replace(state, unused, here.href);
+            if (queryFilledIn(merged, here.href)) return original.replace(state, unused, merged);
+          }
           return write(state, unused, merged);
         };
       }
@@ -3294,26 +3294,22 @@ var HistoryAdapter = class {
   }
 };
 function queryFilledIn(url, current) {
-  if (url == null) return false;
-  try {
-    const a = new URL(url, current);
-    const b = new URL(current);
-    return a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
-  } catch {
-    return false;
-  }
+  const [a, b] = both(url, current);
+  return a !== null && a.origin === b.origin && a.pathname === b.pathname && b.search === "" && a.search !== "";
 }
 function sameUrl(url, current, ignored = []) {
-  if (url == null) return false;
-  let a, b;
-  try {
-    a = new URL(url, current);
-    b = new URL(current);
-  } catch {
-    return false;
-  }
+  const [a, b] = both(url, current);
+  if (a === null) return false;
   const query = (u) => [...u.searchParams].filter(([k]) => !ignored.includes(k)).map(([k, v]) => `${k}=${v}`).sort().join("&");
   return a.origin === b.origin && a.pathname === b.pathname && a.hash === b.hash && query(a) === query(b);
+}
+function both(url, current) {
+  if (url == null) return [null, null];
+  try {
+    return [new URL(url, current), new URL(current)];
+  } catch {
+    return [null, null];
+  }
 }
 
 // assets/components/stepper/urlsync.js
