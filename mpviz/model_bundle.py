@@ -365,24 +365,39 @@ def trace_model(
     """Trace `model`'s forward + backward (see the module docstring): (trace, landmark errors vs float64, the
     reference's exception type name when the float64 run failed, else None). `reference=False` skips the float64
     run (and keeps no landmark for it): no errors then."""
-    t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress)
+    t, run_reference = _trace_only(_Run(model, inputs, device, dtype, kwargs, loss, reference, progress), max_events)
     errors, failed = run_reference()
     return t, errors, failed
 
 
-def _trace_only(model, inputs, device, dtype, kwargs, loss, reference, max_events, progress):
+@dataclass(frozen=True)
+class _Run:
+    """What trace_model, model_bundle and model_stream are asked to run, as their keywords say (caps apart)."""
+
+    model: nn.Module
+    inputs: Sequence[Any]
+    device: str
+    dtype: str | torch.dtype | None
+    kwargs: Mapping[str, Any] | None
+    loss: Callable[[Any], torch.Tensor] | None
+    reference: bool
+    progress: Callable[[Progress], None] | None
+
+
+def _trace_only(run: _Run, max_events: int | None):
     """The traced run, and a function that runs the float64 comparison for it: (errors, failed type name or None)."""
+    model, inputs, device, dtype, reference = run.model, run.inputs, run.device, run.dtype, run.reference
     _check_request(model, device)
     model.to(device)
-    kwargs = dict(kwargs or {})
-    loss_fn = loss or default_loss
+    kwargs = dict(run.kwargs or {})
+    loss_fn = run.loss or default_loss
     if max_events is not None:  # far past the cap: refused in a fraction of a second, before any tracing
         ac = parse_autocast_dtype(dtype)
         autocast = torch.autocast(torch.device(device).type, dtype=ac) if ac is not None else None
         counted = ops_past_cap(model, _to(inputs, device), _to(kwargs, device), loss_fn, max_events, autocast)
         if counted is not None:
             raise ModelBundleError("too_many_events", max_events, counted)
-    reporter = _Reporter(progress, reference)
+    reporter = _Reporter(run.progress, reference)
     kept = _Kept({PARAM_GRAD + n for n, _ in model.named_parameters()}) if reference else None
     t = _traced(model, inputs, kwargs, loss_fn, device, dtype, reporter, max_events, kept)
 
@@ -427,9 +442,8 @@ def model_bundle(
 ) -> LessonBundle:
     """The bundle of `model(*inputs, **kwargs)` (see the module docstring; `reference` as in `trace_model`);
     `ModelBundleError` past either cap or for a request it cannot trace."""
-    bundle, chunks = _bundle(
-        model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, stream=False
-    )
+    run = _Run(model, inputs, device, dtype, kwargs, loss, reference, progress)
+    bundle, chunks = _bundle(run, max_events, max_bytes, stream=False)
     assert chunks is None  # past a cap, _bundle raised
     return bundle
 
@@ -450,18 +464,21 @@ def model_stream(
     """As `model_bundle`, but past `max_events` or `max_bytes` streamed rather than refused: (the whole bundle, None)
     within the caps, else (its head, every event in chunks) (see the module docstring and mpviz.event_chunks).
     `ModelBundleError("too_large_to_stream")` past the absolute ceilings."""
-    return _bundle(model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, stream=True)
+    return _bundle(
+        _Run(model, inputs, device, dtype, kwargs, loss, reference, progress), max_events, max_bytes, stream=True
+    )
 
 
 def _too_large_to_stream(what: str, cap: int, size: int) -> ModelBundleError:
     return ModelBundleError("too_large_to_stream", cap, size, what)
 
 
-def _bundle(model, inputs, device, dtype, kwargs, loss, reference, max_events, max_bytes, progress, *, stream: bool):
+def _bundle(run: _Run, max_events: int, max_bytes: int, *, stream: bool):
     """model_bundle's and model_stream's work: (bundle or head, chunks when streamed else None)."""
+    model, inputs, device, kwargs = run.model, run.inputs, run.device, run.kwargs
     trace_cap = max(max_events, MAX_STREAM_EVENTS) if stream else max_events
     try:
-        t, run_reference = _trace_only(model, inputs, device, dtype, kwargs, loss, reference, trace_cap, progress)
+        t, run_reference = _trace_only(run, trace_cap)
     except ModelBundleError as err:
         if stream and err.code == "too_many_events":
             raise _too_large_to_stream("events", err.cap, err.size) from None
