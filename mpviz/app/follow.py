@@ -360,7 +360,8 @@ def sidebar(words: Mapping) -> None:
         if (code := room_code()) is not None:
             sb.markdown(words["room"].format(code=text.echo(code)))
             sb.code(follow_link(code), language=None, wrap_lines=True)
-            with sb.expander(words["handover"]):
+            # open once a link is made: a rerun that remounts the sidebar's elements must not fold the link away
+            with sb.expander(words["handover"], expanded=HANDED in st.session_state):
                 st.caption(words["handover_help"])
                 st.button(words["handover_make"], key="handover_make", on_click=_hand_over_clicked)
                 if link := st.session_state.get(HANDED):
