@@ -1,7 +1,7 @@
 """Light beside heavy, for real: top-size links with distinct seeds (three; MPVIZ_FAIR_HEAVY=10 for the figure of ten)
 and ten small uncached links at once on one `streamlit run app.py`. The small runs have a lane of their own
 (mpviz/app/serving/results.py, mpviz.app.serving.workers.light_pool), so each must finish while heavy runs are still
-queued; every run must succeed. Latencies, the heavy runs' throughput and RSS (server and workers) are printed, not
+queued; every run must succeed. Latencies, the heavy runs' throughput and PSS (server and workers) are printed, not
 asserted: figures, not limits.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from mpviz.app.websocket_session import open_page, percentile
 from mpviz.app.websocket_session import run as run_sessions
 from tests.conftest import running_server
-from tests.test_memory import _rss_mb, sampled_rss
+from tests.test_memory import _pss_mb, sampled_pss
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]  # see conftest: never beside other servers
 HEAVY = "seq=512&dim=512&heads=16&dtype=bf16&seed={seed}"  # the largest allowed run
@@ -43,11 +43,11 @@ async def _both(url: str) -> tuple[list, list, list[float]]:
 def test_small_links_finish_while_top_size_links_queue(tmp_path, printout):
     with running_server(tmp_path / "server.log", "--server.disconnectedSessionTTL", str(TTL_S)) as (url, proc):
         run_sessions(open_page(url, SMALL.format(seed=1)))  # the server and both lanes' workers are up
-        with sampled_rss(proc.pid) as samples:
+        with sampled_pss(proc.pid) as samples:
             heavy, small, (heavy_left, *heavy_done_at) = run_sessions(asyncio.wait_for(_both(url), TOTAL_TIMEOUT_S))
         start = samples[0]
         time.sleep(TTL_S + 5)
-        after = _rss_mb(proc.pid)
+        after = _pss_mb(proc.pid)
         log = (tmp_path / "server.log").read_text()[-3000:]
     small_s = [r.latency_s for r in small]
     span = heavy_done_at[-1]
@@ -56,7 +56,7 @@ def test_small_links_finish_while_top_size_links_queue(tmp_path, printout):
         f"fair lanes: {n} top-size links (T=512 d=512 H=16, distinct seeds) and {LINKS} small uncached links at "
         f"once: small p50 {percentile(small_s, 50):.2f} s, p95 {percentile(small_s, 95):.2f} s, max {max(small_s):.2f} "
         f"s ({heavy_left} heavy runs still unfinished when the last small one was done); heavy: all {n} done in "
-        f"{span:.0f} s = {n / span * 60:.2f} runs/min (first {heavy_done_at[0]:.0f} s); RSS of server and workers "
+        f"{span:.0f} s = {n / span * 60:.2f} runs/min (first {heavy_done_at[0]:.0f} s); PSS of server and workers "
         f"{start:.0f} MB before, peak {max(samples):.0f} MB, {after:.0f} MB after ({os.cpu_count()} cores, shared)"
     )
     assert all(r.ok and len(r.components) == 1 for r in heavy + small), log

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mpviz.app.serving import workers
 from mpviz.app.serving.workers import WorkerCrashed, WorkerPool, WorkerTimeout
 from mpviz.model import ConfigError
 
@@ -143,14 +144,16 @@ CLASS = 10  # sessions opening the warm link while a worker dies
 
 
 def _workers_of(server_pid: int) -> list[int]:
-    """The server's worker processes (`python -m mpviz.app.serving.workers`)."""
+    """The server's worker processes: those its fork server forked, or its own `python -m
+    mpviz.app.serving.workers` children where workers are not forked. Never the fork server itself."""
     from tests.conftest import child_pids
 
     found = []
     for child in child_pids(server_pid):
         with contextlib.suppress(OSError):  # a worker that just retired
-            if b"mpviz.app.serving.workers" in Path(f"/proc/{child}/cmdline").read_bytes():
-                found.append(child)
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"mpviz.app.serving.workers" in command:
+                found += child_pids(child) if b"--fork-server" in command else [child]
     return found
 
 
@@ -257,3 +260,56 @@ def test_a_worker_whose_server_vanished_ends_quietly():
     ours.close()
     _, stderr = worker.communicate(timeout=60)
     assert worker.returncode == 0 and "Traceback" not in stderr, stderr
+
+
+# ── the fork server ─────────────────────────────────────────────────────────────────────────────────────────
+def parent_pid() -> int:
+    return os.getppid()
+
+
+@pytest.mark.skipif(not workers.FORK, reason="workers are forked on Linux only")
+def test_workers_are_forked_by_one_warm_fork_server_and_a_dead_one_is_replaced():
+    first, second = WorkerPool(1), WorkerPool(1)
+    try:
+        server = workers._fork_server_now()
+        assert first.run(parent_pid) == second.run(parent_pid) == server.process.pid != os.getpid()
+        assert first.run(pid) != second.run(pid), "each pool has a worker of its own"
+        server.process.kill()  # its workers go on (init adopts them); new ones come from a new fork server
+        server.process.wait(10)
+        assert first.run(sleep_then, 0, "still") == "still"
+        with pytest.raises(WorkerCrashed):
+            first.run(die_by, signal.SIGKILL)  # its code is lost with its parent: a crash all the same
+        assert first.run(parent_pid) == workers._fork_server_now().process.pid != server.process.pid
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.skipif(not workers.FORK, reason="workers are forked on Linux only")
+def test_a_fork_server_whose_server_vanished_ends_quietly_with_its_workers():
+    requests, their_requests = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    events, their_events = socket.socketpair()
+    ours, theirs = socket.socketpair()
+    with their_requests, their_events:
+        fds = (their_requests.fileno(), their_events.fileno())
+        forks = subprocess.Popen(
+            [sys.executable, "-m", "mpviz.app.serving.workers", "--fork-server", *map(str, fds)],
+            pass_fds=fds,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    with theirs:
+        socket.send_fds(requests, [(1).to_bytes(8, "big")], [theirs.fileno()])
+    assert ours.recv(1, socket.MSG_PEEK), "the forked worker said it is ready"
+    from tests.conftest import child_pids
+
+    (worker,) = child_pids(forks.pid)
+    for end in (ours, requests, events):
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset, as a kill does
+        end.close()
+    _, stderr = forks.communicate(timeout=60)
+    assert forks.returncode == 0 and "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + 30
+    while not _gone(worker):
+        assert time.monotonic() < deadline, "the forked worker outlived its server"
+        time.sleep(0.1)

@@ -158,11 +158,14 @@ def _answering(base_url: str) -> bool:
 
 
 def _prestart() -> None:
-    """What every first visitor would otherwise wait for, begun before health answers: the server's imports (torch,
-    the view models; a thread of its own, so health is not held up) and, with them, the worker processes
-    (mpviz.app.serving.workers), which import torch and probe autocast's dispatch keys in parallel."""
+    """What every first visitor would otherwise wait for, begun before health answers: the worker processes first
+    (mpviz.app.serving.workers: they import torch and probe autocast's dispatch keys on the other core), then the
+    server's own imports (torch, the view models), on a thread of its own, so health is not held up."""
     t0 = time.perf_counter()
-    from mpviz.app.serving import results  # noqa: F401  # makes the worker pools on import
+    from mpviz.app.serving import workers  # imports no torch: the workers start before the server's own imports
+
+    workers.default_pool()
+    from mpviz.app.serving import results  # noqa: F401
 
     _log.info("warm-up: imports done and worker processes started in %.1f s", time.perf_counter() - t0)
 
@@ -178,12 +181,12 @@ def _yield_to_visitors() -> None:
 
 def _warm(base_url: str, after: threading.Thread | None = None) -> None:
     global _state
-    todo = visits()
+    if after is None:  # a hosted server, starting: its worker processes and imports begin now, not with a visitor
+        _prestart()
+    todo = visits()  # (imports the lessons, and with them torch)
     _state = Progress(total=len(todo))
     if after is not None:  # the first visitor's run that started us: its page first, the warm-up after it
         after.join(VISIT_LIMIT_S)
-    else:  # a hosted server, starting: its imports and worker processes begin now, not with the first visitor
-        _prestart()
     if not _answering(base_url):
         _log.warning("warm-up: %s did not answer health in %g s; nothing warmed", base_url, HEALTH_LIMIT_S)
         _state = Progress(total=len(todo), finished=True)

@@ -37,7 +37,6 @@ from types import FunctionType, ModuleType
 from typing import Any, TypeVar
 
 import numpy as np
-import torch
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,7 +84,7 @@ def light_slots() -> int:
     """$MPVIZ_LIGHT_WORKERS, else 1: light runs (small traces and lessons, one claim) have a worker of their own.
 
     One is enough: a light run takes tens of milliseconds to a second, and they wait for each other in order, told
-    their place. It costs one more idle worker process (~300 MB of torch) per replica.
+    their place. It costs one more idle worker process per replica (forked, it shares the fork server's torch).
     """
     return env_int("MPVIZ_LIGHT_WORKERS", 1, minimum=1)
 
@@ -266,6 +265,9 @@ def estimate_bytes(obj: object) -> int:
     """
     seen: set[int] = set()  # ids of objects counted
     data: set[tuple[str, int]] = set()  # buffers counted: a view keeps its whole base alive, counted once
+    # No tensor exists before torch is imported: this module does not import it, so that the worker pools (which
+    # import this module) can start while the server is still importing torch.
+    tensor = getattr(sys.modules.get("torch"), "Tensor", ())
     stack: list[object] = [obj]
     total = 0
     while stack:
@@ -284,7 +286,7 @@ def estimate_bytes(obj: object) -> int:
             if o.dtype == object:
                 stack.extend(o.ravel().tolist())
             continue
-        if isinstance(o, torch.Tensor):
+        if isinstance(o, tensor):
             storage = o.untyped_storage()
             total += ARRAY_OVERHEAD
             if ("storage", storage.data_ptr()) not in data:

@@ -13,10 +13,12 @@ OOM killer, would end every session at once, and a run that never ends would hol
   raises `WorkerCrashed` in that caller only; the worker is replaced, and calls in the other workers go on.
 - A call that runs longer than `time_limit_s` has its worker killed (SIGKILL) and raises `WorkerTimeout`.
 - A worker retires after `tasks_per_worker` calls: whatever its heap kept goes back to the OS with the process.
-- Workers are fresh interpreters (`python -m mpviz.app.serving.workers`: no threads or locks inherited from the server),
-  started when the pool is made; a retired or crashed one is replaced at once, so a request rarely waits for
-  torch to import. They inherit the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe) holds
-  there too.
+- Workers are started when the pool is made; a retired or crashed one is replaced at once. They never inherit the
+  server's threads or locks. On Linux they are forked from one fork server per process (`_ForkServer`: a fresh
+  `python -m mpviz.app.serving.workers --fork-server` that imports torch and mpviz once, ~5 s of CPU), so a new
+  worker is ready in milliseconds and shares those pages with its siblings; elsewhere each is a fresh interpreter
+  of its own. Either way they inherit the environment, so the kernel probe's oneDNN cap (mpviz.kernel_probe)
+  holds there too.
 
 - A worker found dead before a call is handed to it (killed while idle, or dead while starting) is replaced
   there and then; the call runs in the replacement, and nobody is told of a failure that was not theirs.
@@ -34,11 +36,13 @@ import contextlib
 import logging
 import os
 import pickle
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +61,10 @@ DEFAULT_TASKS_PER_WORKER = 25
 STARTUP_LIMIT_S = 120  # for a new worker to import torch and mpviz on a machine that is busy
 PING = "ping"  # asked of an idle worker before a call: a worker killed a moment ago may still look alive
 PING_LIMIT_S = 5.0  # an idle worker answers at once; one that does not is dead, or too stuck to be given a call
+REAP_EVERY_S = 0.05  # how often the fork server collects its exited workers' codes (and passes them on)
+# Fork after importing torch, as DataLoader's workers do on Linux (no intra-op thread has started yet); macOS's
+# system libraries are not fork-safe, and Windows has no fork: there each worker is a fresh interpreter.
+FORK = sys.platform == "linux"
 
 
 class WorkerCrashed(RuntimeError):
@@ -104,14 +112,20 @@ def _rebuilt(kind: type, args: tuple, state: dict, trace: str) -> BaseException:
     return exc
 
 
+def _warm() -> None:
+    """What every worker needs before its first call, done once: torch, mpviz (the kernel probe) and autocast's
+    dispatch keys (every trace starts by asking for them; their probe's fake tensors import torch._dynamo)."""
+    ensure_safe_kernels()  # the server's cap, inherited in the environment, or this machine's stored probe
+    import mpviz  # noqa: F401
+    from mpviz.policy import autocast_backends
+
+    autocast_backends()
+
+
 def _serve(conn: Connection) -> None:
     """A worker's loop: receive (fn, args), send ("ok", result) or ("err", portable exception); PING is answered
     with PING; None ends it."""
-    import mpviz  # noqa: F401  # warm up now (torch, the kernel probe), not on the first request
-    from mpviz.policy import autocast_backends
-
-    autocast_backends()  # the dispatcher's autocast keys, probed once per process: every trace starts by asking
-
+    _warm()  # a no-op in a forked worker: its fork server did it
     try:
         conn.send(("ready", None))
     except (BrokenPipeError, ConnectionResetError):  # the pool closed (or the server died) while we started
@@ -139,31 +153,207 @@ def _serve(conn: Connection) -> None:
         return_freed_memory()  # between calls, as the server process does after heavy work
 
 
-def _exited(process: subprocess.Popen) -> None:
+def _fork_server(requests: socket.socket, events: Connection) -> None:
+    """The fork server's loop: warm up once, then fork one worker per request (a socket handed over as SCM_RIGHTS
+    with the request's number), answer ("forked", number, pid), and pass on each worker's exit code ("exited", pid,
+    code) as it reaps it. It ends when the server closes its end; its workers end as their own sockets close, and
+    are reaped on the way out."""
+    _warm()
+    try:
+        events.send(("ready",))
+    except OSError:  # the server went away while we warmed up
+        return
+    while True:
+        _reap(events)
+        if not select.select([requests], [], [], REAP_EVERY_S)[0]:
+            continue
+        try:
+            message, fds, _, _ = socket.recv_fds(requests, 16, 1)
+        except OSError:
+            message = b""
+        if not message:  # the server went away: so do its workers, which must not linger as zombies
+            _reap(events, STARTUP_LIMIT_S)
+            return
+        pid = os.fork()
+        if pid == 0:  # the worker: nothing of the fork server's but the warm interpreter
+            requests.close()
+            events.close()
+            try:
+                _serve(Connection(fds[0]))
+            except BaseException:
+                traceback.print_exc()
+                os._exit(1)
+            os._exit(0)  # not the fork server's exit path (its atexit handlers, its buffers)
+        os.close(fds[0])
+        try:
+            events.send(("forked", int.from_bytes(message, "big"), pid))
+        except OSError:
+            return
+
+
+def _reap(events: Connection, wait_s: float = 0) -> None:
+    """Collect every exited worker (no zombies) and tell the server its code, as Popen.returncode has it; with
+    `wait_s`, wait up to that long for all of them to exit."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # none left
+            return
+        if pid == 0:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(REAP_EVERY_S)
+            continue
+        with contextlib.suppress(OSError):
+            events.send(("exited", pid, os.waitstatus_to_exitcode(status)))
+
+
+def _worker_env() -> dict[str, str]:
+    """This process's environment and import path, as multiprocessing passes it: a task's module must import in
+    the worker too."""
+    root = str(Path(__file__).resolve().parents[3])  # the directory that holds the mpviz package
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, *sys.path) if p)}
+
+
+class _ForkServer:
+    """The server's end of one fork server process (see `_fork_server`): `fork(sock)` asks for a worker on `sock`
+    and returns the request's number; `pid(number)` and `exit_code(pid)` wait for what the fork server says.
+    A thread reads its messages; when it dies, `alive` turns False and those waits end."""
+
+    def __init__(self) -> None:
+        requests, their_requests = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message per request
+        events, their_events = socket.socketpair()
+        with their_requests, their_events:
+            fds = (their_requests.fileno(), their_events.fileno())
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "mpviz.app.serving.workers", "--fork-server", *map(str, fds)],
+                pass_fds=fds,
+                env=_worker_env(),
+            )
+        self._requests, self._events = requests, Connection(events.detach())
+        self._cond = threading.Condition()
+        self._numbers = 0
+        self._pids: dict[int, int] = {}
+        self._exits: dict[int, int] = {}
+        self.alive = True
+        threading.Thread(target=self._read, name="mpviz-fork-server", daemon=True).start()
+
+    def fork(self, sock: socket.socket) -> int:
+        with self._cond:
+            self._numbers += 1
+            number = self._numbers
+        try:
+            socket.send_fds(self._requests, [number.to_bytes(8, "big")], [sock.fileno()])
+        except OSError:  # it died: the worker's socket closes with ours, and the pool replaces it
+            with self._cond:
+                self.alive = False
+        return number
+
+    def pid(self, number: int) -> int | None:
+        """The worker's pid once forked (the fork server may still be warming up); None if it died first."""
+        with self._cond:
+            self._cond.wait_for(lambda: number in self._pids or not self.alive, STARTUP_LIMIT_S)
+            return self._pids.get(number)
+
+    def exit_code(self, pid: int, timeout: float | None) -> int | None:
+        """`pid`'s exit code once it has exited (waiting up to `timeout`), or None: still running, or unknown
+        because the fork server died (its orphans are reaped by init)."""
+        with self._cond:
+            self._cond.wait_for(lambda: pid in self._exits or not self.alive, timeout)
+            return self._exits.get(pid)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self._events.recv()
+            except (EOFError, OSError):
+                break
+            with self._cond:
+                if message[0] == "forked":
+                    self._pids[message[1]] = message[2]
+                elif message[0] == "exited":
+                    self._exits[message[1]] = message[2]
+                self._cond.notify_all()
+        _exited(self.process)
+        _log.warning("the fork server (pid %s) ended (exit %s)", self.process.pid, self.process.returncode)
+        with self._cond:
+            self.alive = False
+            self._cond.notify_all()
+
+
+class _Forked:
+    """A forked worker process, as much of subprocess.Popen as `_Worker` uses: its parent is the fork server, which
+    reaps it and reports its exit code."""
+
+    def __init__(self, server: _ForkServer, number: int) -> None:
+        self._server, self._number = server, number
+        self.returncode: int | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._server.pid(self._number)
+
+    def poll(self) -> int | None:
+        return self._wait(0)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        code = self._wait(timeout)
+        if code is None and self._server.alive:
+            raise subprocess.TimeoutExpired(f"worker pid {self.pid}", timeout or 0)
+        return code
+
+    def kill(self) -> None:
+        if self.returncode is None and (pid := self.pid) is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def _wait(self, timeout: float | None) -> int | None:
+        if self.returncode is None and (pid := self.pid) is not None:
+            self.returncode = self._server.exit_code(pid, timeout)
+        return self.returncode
+
+
+_forks: _ForkServer | None = None
+_forks_lock = threading.Lock()
+
+
+def _fork_server_now() -> _ForkServer:
+    """This process's fork server, started on first use and again if it died."""
+    global _forks
+    with _forks_lock:
+        if _forks is None or not _forks.alive:
+            _forks = _ForkServer()
+        return _forks
+
+
+def _exited(process: subprocess.Popen | _Forked) -> None:
     """Wait a little for a process whose socket closed, so that its exit code (or signal) is known."""
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(5)
 
 
 class _Worker:
-    """One `python -m mpviz.app.serving.workers <fd>` process and our end of its socket.
+    """One worker process (forked by this process's fork server, or `python -m mpviz.app.serving.workers <fd>`)
+    and our end of its socket.
 
-    Not multiprocessing's spawn: that re-runs the parent's `__main__` in the child, and under Streamlit `__main__`
-    is the page script being run (which would start workers of its own). A plain interpreter on this module
-    imports only mpviz.
+    Not multiprocessing's spawn or forkserver: those re-run the parent's `__main__` in the child, and under
+    Streamlit `__main__` is the page script being run (which would start workers of its own). A plain interpreter
+    on this module imports only mpviz.
     """
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        # this process's import path, as multiprocessing passes it: a task's module must import there too
-        root = str(Path(__file__).resolve().parents[3])  # the directory that holds the mpviz package
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, *sys.path) if p)}
         with theirs:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "mpviz.app.serving.workers", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                env=env,
-            )
+            if FORK:
+                server = _fork_server_now()
+                self.process: subprocess.Popen | _Forked = _Forked(server, server.fork(theirs))
+            else:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "mpviz.app.serving.workers", str(theirs.fileno())],
+                    pass_fds=(theirs.fileno(),),
+                    env=_worker_env(),
+                )
         self.conn = Connection(ours.detach())
         self.tasks = 0
         self.ready = False  # its "ready" has been read: the time limit counts from the call, not the start
@@ -415,6 +605,8 @@ def run_isolated(fn: Callable[..., T], *args: Any, heavy: bool = False) -> T:
     return fn(*args) if pool is None else pool.run(fn, *args)
 
 
-if __name__ == "__main__":  # a worker process started by `_Worker`: serve calls on the socket it was handed
-    ensure_safe_kernels()  # the server's cap, inherited in the environment, or this machine's stored probe
-    _serve(Connection(int(sys.argv[1])))
+if __name__ == "__main__":  # a fork server (`_ForkServer`) or a worker (`_Worker`) on the sockets it was handed
+    if sys.argv[1] == "--fork-server":
+        _fork_server(socket.socket(fileno=int(sys.argv[2])), Connection(int(sys.argv[3])))
+    else:
+        _serve(Connection(int(sys.argv[1])))
