@@ -250,10 +250,11 @@ class _ForkServer:
                 self.alive = False
         return number
 
-    def pid(self, number: int) -> int | None:
-        """The worker's pid once forked (the fork server may still be warming up); None if it died first."""
+    def pid(self, number: int, timeout: float | None = STARTUP_LIMIT_S) -> int | None:
+        """The worker's pid once forked (the fork server may still be warming up, for up to `timeout`); None if
+        it is not forked by then, or the fork server died first."""
         with self._cond:
-            self._cond.wait_for(lambda: number in self._pids or not self.alive, STARTUP_LIMIT_S)
+            self._cond.wait_for(lambda: number in self._pids or not self.alive, timeout)
             return self._pids.get(number)
 
     def exit_code(self, pid: int, timeout: float | None) -> int | None:
@@ -309,8 +310,8 @@ class _Forked:
                 os.kill(pid, signal.SIGKILL)
 
     def _wait(self, timeout: float | None) -> int | None:
-        if self.returncode is None and (pid := self.pid) is not None:
-            self.returncode = self._server.exit_code(pid, timeout)
+        if self.returncode is None and (pid := self._server.pid(self._number, timeout)) is not None:
+            self.returncode = self._server.exit_code(pid, timeout)  # (up to twice `timeout` in all: a bound)
         return self.returncode
 
 
