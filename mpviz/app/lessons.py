@@ -8,6 +8,7 @@ one `Lesson` here; nothing else lists lessons.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -26,7 +27,7 @@ class Lesson:
     @property
     def page(self) -> Path:
         """The page's script, inside the installed package (Streamlit runs it by path)."""
-        return Path(str(files("mpviz.pages").joinpath(f"{self.slug}.py")))
+        return _script(self.slug)
 
 
 LESSONS: tuple[Lesson, ...] = (
@@ -40,6 +41,11 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("claims", ":material/fact_check:", ("claims",), run_config="none"),
     Lesson("glossary", ":material/menu_book:", run_config="none"),  # the terms the lessons use (glossary.toml)
 )
+
+
+@cache  # found once per process: every run of every page lists all the lessons' scripts (navigation)
+def _script(slug: str) -> Path:
+    return Path(str(files("mpviz.pages").joinpath(f"{slug}.py")))
 
 
 def lesson(slug: str) -> Lesson:

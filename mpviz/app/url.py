@@ -76,15 +76,18 @@ def seed_from_url(params: list[UrlParam], *, kept_apart: bool = False) -> None:
 
 def write_url(params: list[UrlParam]) -> None:
     """Mirror the current values into the URL; defaults and old spellings are left out so links stay short."""
+    # The URL read once: every access to st.query_params takes the session's lock and checks for a rerun, and a
+    # key it lacks raises KeyError inside (a class pays for that, on every run of every page, once per param).
+    current = st.query_params.to_dict()
     for p in params:
         for old in p.aliases:
-            if old in st.query_params:
+            if old in current:
                 del st.query_params[old]
         value = st.session_state.get(p.key, p.default)
         if value == p.default:
-            if p.key in st.query_params:
+            if p.key in current:
                 del st.query_params[p.key]
-        elif st.query_params.get(p.key) != p.dump(value):
+        elif current.get(p.key) != p.dump(value):
             st.query_params[p.key] = p.dump(value)
 
 
